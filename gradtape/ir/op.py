@@ -7,6 +7,7 @@ by the op, filled side by side where the op is declared (gradtape/ir/ops/):
     impls[op](*arrays, **params) -> np.ndarray             the NumPy reference
     vjp_rules[op](ct, out, *ins, **params) -> (ct_in, ...)  builds IR, never numbers
     jvp_rules[op](tangents, out, *ins, **params) -> t_out   builds IR, never numbers
+    batching_rules[op](axis_size, ins, batched, **params) -> out   builds IR (see below)
 
 Rules receive `Sym`s (see builder.py) and emit equations by calling op
 functions on them, so the derivative of a derivative is the same pass again.
@@ -14,6 +15,12 @@ A rule returns None for a symbolic zero. For ops in `elementwise_ops`
 (NumPy broadcasting between operands) a VJP rule returns cotangents of the
 *output's* shape and the adjoint pass sums them back to each operand's
 shape, which is also where it applies `where`-masks.
+
+A batching rule (used by the vectorization pass, batching.py) receives the
+operands as Syms and, per operand, whether it carries a leading batch axis
+of length `axis_size` (`batched[i]`); it returns the op applied to every
+batch element, as one Sym with the batch axis leading. At least one operand
+is batched; the others are shared by every batch element.
 
 Ops whose outputs are not floating point (comparisons, argmax, ...) carry no
 derivative; they are listed in `nondifferentiable_ops` instead of having
@@ -40,6 +47,7 @@ shape_rules: dict = {}
 impls: dict = {}
 vjp_rules: dict = {}
 jvp_rules: dict = {}
+batching_rules: dict = {}
 elementwise_ops: set = set()
 nondifferentiable_ops: set = set()
 all_ops: dict = {}
