@@ -18,8 +18,23 @@ from . import ir  # noqa: F401
 from . import runtime  # noqa: F401
 from . import testing  # noqa: F401
 from .api import constant, stop_gradient  # noqa: F401
+from .custom_derivatives import CustomRuleError, custom_jvp, custom_vjp  # noqa: F401
 from .functions import *  # noqa: F401,F403
-from .staging import StagedFunction, differentiable, grad, value_and_grad  # noqa: F401
+from .staging import (  # noqa: F401
+    StagedFunction,
+    differentiable,
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linearize,
+    value_and_grad,
+    vjp,
+    vmap,
+)
 from .tracer import (  # noqa: F401
     ConcretizationError,
     GradientTape,

@@ -1,5 +1,9 @@
 """Inline `call` equations: code generation sees one flat Function.
 
+`custom_vjp` and `custom_jvp` equations compute their primal sub-Function
+(params["fn"]), so they are inlined the same way; their derivative rules
+matter only to the IR passes, which ran before.
+
     { a . b = call[fn={ x . y = sin x -> y }] a ; c = mul b a -> c }
     ==  { a . y' = sin a ; c = mul y' a -> c }
 
@@ -11,10 +15,13 @@ from __future__ import annotations
 
 from ..ir import Eqn, Function, Literal, Var
 from ..ir.ops.call import call_p
+from ..ir.ops.custom import custom_jvp_p, custom_vjp_p
+
+_INLINED = frozenset((call_p, custom_vjp_p, custom_jvp_p))  # each evaluates params["fn"]
 
 
 def inline_calls(fn: Function) -> Function:
-    if not any(e.op is call_p for e in fn.eqns):
+    if not any(e.op in _INLINED for e in fn.eqns):
         return fn
     eqns: list = []
     env: dict = {}
@@ -29,7 +36,7 @@ def _get(env, a):
 def _copy(src_eqns, env, out):
     for eqn in src_eqns:
         inputs = [_get(env, a) for a in eqn.inputs]
-        if eqn.op is call_p:
+        if eqn.op in _INLINED:
             sub = eqn.params["fn"]
             sub_env = dict(zip(sub.invars, inputs))
             _copy(sub.eqns, sub_env, out)

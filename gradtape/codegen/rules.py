@@ -15,7 +15,8 @@ operands:
     per_operand   concatenate: one loop per operand over the operand's space
     scatter       iterates the updates once, the indices once per update
     contract      reads operands once (BLAS views them or copies them)
-    inlined       `call`: replaced by its sub-Function before lowering
+    inlined       `call`, `custom_vjp`, `custom_jvp`: replaced by their (primal)
+                  sub-Function before lowering
 
 `cheap` marks ops worth recomputing rather than storing when a value is read
 a few times (a predicate of the equation where it depends on the params or
@@ -121,7 +122,7 @@ def _lower_concatenate(ctx, eqn, *xs):
 
 
 def _call_is_inlined(ctx, eqn, *xs):
-    raise AssertionError("call equations are inlined before lowering (codegen/inline.py)")
+    raise AssertionError(f"{eqn.op.name} equations are inlined before lowering (codegen/inline.py)")
 
 
 def _layout(fn, cheap=True):
@@ -163,4 +164,6 @@ RULES.update({
     _p["concatenate"]: Rule(_lower_concatenate, "per_operand"),
     _p["contract"]: Rule(lower_contract, "contract"),
     _p["call"]: Rule(_call_is_inlined, "inlined"),
+    _p["custom_vjp"]: Rule(_call_is_inlined, "inlined"),
+    _p["custom_jvp"]: Rule(_call_is_inlined, "inlined"),
 })

@@ -6,6 +6,7 @@ and installs its own Tensor methods (operators, indexing, .sum, ...).
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
 from .elementwise import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .creation import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403

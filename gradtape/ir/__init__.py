@@ -5,6 +5,7 @@ This layer never imports llvmlite and never looks at data in a shape rule.
 """
 from . import ops  # noqa: F401  (declares every op)
 from .adjoint import vjp
+from .batching import vmap
 from .builder import Builder, Sym, bind
 from .core import Eqn, Function, Literal, Var
 from .errors import DTypeError, IRError, MissingRuleError, ShapeError, VerifyError

@@ -126,7 +126,9 @@ def _broadcast(shapes) -> tuple:
 def simplify(fn: Function) -> Function:
     """Remove identities whose result has its operand's exact type:
     x*1, 1*x, x/1, x+0, 0+x, x-0, x**1, neg(neg x), and broadcast_to,
-    reshape, transpose and cast that change nothing. A constant may be a
+    reshape, transpose and cast that change nothing; x**0 becomes a splat of
+    1, and a contraction with a Literal identity matrix becomes a transpose
+    of the other operand (Jacobians by forward mode seed the identity). A constant may be a
     scalar Literal or a splat (`broadcast_to` of one: the adjoint pass seeds
     `sum` with `broadcast_to 1.0`); an elementwise op reads a splat operand
     as its scalar Literal when the other operands give the result its shape.
@@ -192,6 +194,11 @@ def simplify(fn: Function) -> Function:
         elif name in ("sub", "div", "pow"):
             if x_full and is_constant(y, 0 if name == "sub" else 1):
                 return x
+            if name == "pow" and is_constant(y, 0):  # x ** 0 == 1 everywhere, NaN included
+                return Eqn(all_ops["broadcast_to"], (Literal(np.array(1, out.type.dtype)),),
+                           {"shape": out.type.shape}, eqn.outvars)
+        elif name == "contract":
+            return _contract_with_identity(eqn)
         return None
 
     def rewrite(eqn):
@@ -199,11 +206,42 @@ def simplify(fn: Function) -> Function:
             splat_of[eqn.outvars[0]] = eqn.inputs[0]
         new = unsplat(eqn) if eqn.op in elementwise_ops else eqn
         replaced = identity(new)
+        if type(replaced) is Eqn and replaced.op.name == "broadcast_to" and _scalar_literal(replaced.inputs[0]):
+            splat_of[replaced.outvars[0]] = replaced.inputs[0]
         if replaced is not None:
             return replaced
         return None if new is eqn else new
 
     return _rewrite(fn, rewrite)
+
+
+def _is_identity_matrix(a) -> bool:
+    if type(a) is not Literal or a.value.ndim != 2 or a.value.shape[0] != a.value.shape[1]:
+        return False
+    v = a.value
+    return np.count_nonzero(v) == v.shape[0] and bool(np.all(np.diagonal(v) == 1))
+
+
+def _contract_with_identity(eqn):
+    """`contract[x, I]` summing x's letter p against I's (p, q): x with p renamed q, transposed.
+
+        { a:f64[2,3] . b:f64[3,2] = contract[spec='ij,kj->ki'] a eye3 -> b }   # eye3 = identity
+     -> { a:f64[2,3] . b:f64[3,2] = transpose[perm=(1, 0)] a -> b }
+    """
+    from .ops.contract import parse_spec
+
+    la, lb, lo = parse_spec(eqn.params["spec"])
+    for x, lx, eye, le in ((eqn.inputs[0], la, eqn.inputs[1], lb), (eqn.inputs[1], lb, eqn.inputs[0], la)):
+        if not _is_identity_matrix(eye):
+            continue
+        for p, q in ((le[0], le[1]), (le[1], le[0])):
+            if p in lx and p not in lo and q not in lx and q in lo:
+                renamed = lx.replace(p, q)
+                if sorted(renamed) != sorted(lo):
+                    continue  # x has other letters summed away: not a relabeling
+                perm = tuple(renamed.index(c) for c in lo)
+                return Eqn(all_ops["transpose"], (x,), {"perm": perm}, eqn.outvars)
+    return None
 
 
 # --- common-subexpression elimination -------------------------------------------

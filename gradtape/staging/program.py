@@ -70,12 +70,16 @@ class Program:
       captured: Vars of an enclosing trace that `fn` reads (such programs
         are inlined, never compiled or cached).
       compiled: the CompiledFunction, or None until it is ready.
+      later: for transforms that return a function to call later (vjp's
+        pullback, linearize's linear map), the Program that function runs
+        on this program's residuals; else None.
     """
 
-    __slots__ = ("fn", "assemble", "captured", "compiled", "_call_fns", "_lock", "_future", "_interim")
+    __slots__ = ("fn", "assemble", "captured", "compiled", "later", "_call_fns", "_lock", "_future", "_interim")
 
-    def __init__(self, fn, skeleton, captured=()):
+    def __init__(self, fn, skeleton, captured=(), later=None):
         self.fn = fn
+        self.later = later
         self.assemble = make_assembler(skeleton)
         self.captured = list(captured)
         self.compiled = None

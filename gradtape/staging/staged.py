@@ -63,6 +63,32 @@ class _Traces:
         self.lock = threading.RLock()  # re-entrant: f may call itself (static recursion)
 
 
+def invoke(program, sig, fname: str, on_run=None):
+    """Run `program` on the leaves of `sig`: the result in the transform's structure.
+
+    Inside an enclosing trace (or when the program reads captured values) it is
+    inlined there instead; with Tensors on a recording GradientTape the
+    results are recorded as `call` equations. `on_run(sig, program, started,
+    final)` hears whether this call started a compile and ran native code.
+    """
+    if sig.abstract or program.captured:
+        return nesting.stage(program, sig.leaves, fname)
+    run, final, started = program.runner()
+    if on_run is not None:
+        on_run(sig, program, started, final)
+    try:
+        outs = run(*[as_array(x) for x in sig.leaves])
+    finally:
+        if started and not final:
+            program.submit()  # the background compile, now that this call is done
+    if sig.tensors:
+        from ..tracer import tape_stack
+
+        if tape_stack.active():
+            outs = tape_calls.record_call(program, sig.leaves, outs)
+    return program.assemble(outs)
+
+
 class StagedFunction:
     """A function staged by `differentiable`, `grad` or `value_and_grad`.
 
@@ -163,24 +189,13 @@ class StagedFunction:
     def _call_slow(self, args):
         sig = signature.describe(args, self._static, self._fname)
         program = self._program(sig, args)
-        if sig.abstract or program.captured:
-            return nesting.stage(program, sig.leaves, self._fname)
-        run, final, started = program.runner()
+        return invoke(program, sig, self._fname, self._on_run)
+
+    def _on_run(self, sig, program, started, final):
         if started:
             next(self._compiles)
         if final:
             self._index_fast(sig, program)
-        try:
-            outs = run(*[as_array(x) for x in sig.leaves])
-        finally:
-            if started and not final:
-                program.submit()  # the background compile, now that this call is done
-        if sig.tensors:
-            from ..tracer import tape_stack
-
-            if tape_stack.active():
-                outs = tape_calls.record_call(program, sig.leaves, outs)
-        return program.assemble(outs)
 
     def _index_fast(self, sig, program):
         """Make the fast path find `program` when its leaves are plain arrays and floats."""
@@ -212,7 +227,8 @@ class StagedFunction:
             self._transform.check(sig, self._fname)
             traced = traces.table.get(sig.parts)
             if traced is None:
-                traced = trace_call(self._fun, args, sig, self._fname)
+                trace = getattr(self._transform, "trace", trace_call)
+                traced = trace(self._fun, args, sig, self._fname)
                 traces.count += 1
                 if not traced.captured:
                     traces.table[sig.parts] = traced

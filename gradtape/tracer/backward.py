@@ -82,7 +82,7 @@ class BackwardParts:
     and each `y0` to its recorded `y`: Vars that are not the recording's.
     """
 
-    def __init__(self, rec: Recording, question: Question):
+    def __init__(self, rec: Recording, question: Question, batch: int | None = None):
         leaves = list(rec.leaves)
         self.targets = question.targets
         zero_of = {}  # Var of an intermediate source -> its zero input
@@ -124,22 +124,40 @@ class BackwardParts:
         known = list(rec.tensor_of.keys()) + [v for v, out in self.taps.items() if out is not None]
         self.fn, self.known = ir.inputs_from_known(grads_fn, known)
         self.leaves = leaves
+        self.target_types = [v.type for v in live_targets]
+        if batch is not None:
+            self._batch(batch, n_out)
         by_var = dict(zip(wrt, range(len(wrt))))
         self.plan = [[by_var[v] for v in vs if connected[by_var[v]]] for vs in source_vars]
         self.connected = [bool(p) for p in self.plan]
-        self.target_types = [v.type for v in live_targets]
         self.live = [i for i, v in enumerate(self.targets) if v is not None]
 
 
-def backward_for(rec: Recording, targets, sources):
-    """The backward of (targets, sources) on `rec`: cached when it can be (see module doc)."""
+    def _batch(self, batch: int, n_seeds: int):
+        """Take a batch of seeds at once (a leading axis of length `batch` on each
+        seed and each gradient): the vectorized backward a Jacobian runs once."""
+        from ..ir.batching import vmap
+
+        n_leaves = len(self.leaves)
+        in_axes = [None] * n_leaves + [0] * n_seeds + [None] * (len(self.fn.invars) - n_leaves - n_seeds)
+        self.fn = vmap(self.fn, in_axes, batch, 0)
+        self.target_types = [ir.TensorType((batch,) + t.shape, t.dtype) for t in self.target_types]
+
+
+def backward_for(rec: Recording, targets, sources, batch: int | None = None):
+    """The backward of (targets, sources) on `rec`: cached when it can be (see module doc).
+
+    With `batch`, each seed and each gradient has a leading axis of that
+    length: one run computes `batch` backward passes (a Jacobian's rows).
+    """
     question = Question(rec, targets, sources)
     if tape_stack.active():
         backward_cache.count("replayed")
-        return Backward(rec, question)
-    plan = backward_cache.lookup(rec, question.key(), lambda: BackwardPlan(BackwardParts(rec, question)))
+        return Backward(rec, question, batch)
+    key = question.key() + (("batch", batch),) if batch is not None else question.key()
+    plan = backward_cache.lookup(rec, key, lambda: BackwardPlan(BackwardParts(rec, question, batch)))
     if plan is None:
-        return Backward(rec, question)
+        return Backward(rec, question, batch)
     return plan.bind(rec)
 
 
@@ -147,9 +165,9 @@ class Backward:
     """A backward function built afresh for one recording, run by the interpreter,
     or replayed through gradtape ops when a tape is recording."""
 
-    def __init__(self, rec: Recording, question: Question):
+    def __init__(self, rec: Recording, question: Question, batch: int | None = None):
         self.rec = rec
-        self.parts = BackwardParts(rec, question)
+        self.parts = BackwardParts(rec, question, batch)
         self.connected = self.parts.connected
 
     def _array(self, v):

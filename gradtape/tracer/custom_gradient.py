@@ -1,9 +1,32 @@
 """custom_gradient: a function whose gradient is given by the user, as tf.custom_gradient.
 
-The decorated function runs without being recorded; each of its outputs is
-recorded as one `custom_gradient` equation whose VJP rule calls the user's
-`grad_fn` on symbolic cotangents. grad_fn is written with gradtape ops, so
-what it computes is IR like any other rule.
+`f(*xs)` returns `(y, grad_fn)`. How a call is recorded depends on where it runs:
+
+  - Inside a trace (an abstract argument: staged functions, grad, vmap,
+    make_ir): f, then grad_fn on symbolic cotangents, are traced into
+    Functions and each output becomes a `custom_vjp` equation, the op of
+    gradtape.custom_vjp (gradtape/ir/ops/custom.py). The residuals are the
+    values of f's trace that grad_fn reads. So staged functions using it
+    compile to native code, differentiate to any order, and vectorize.
+  - Eagerly while a tape records: f is traced the same way (its values are
+    the trace evaluated by the reference interpreter) and each output is
+    recorded as a `custom_gradient` equation holding that trace; grad_fn is
+    traced when a gradient is asked for. Its VJP is custom_vjp's: ordinary
+    equations on the recorded inputs, so an outer tape differentiates
+    through grad_fn, including through the values grad_fn closes over
+    (second derivatives with nested tapes).
+  - If f cannot be traced (Python control flow on values, `.numpy()`, ...),
+    it runs eagerly instead, as in TensorFlow: grad_fn is traced on symbolic
+    cotangents when a gradient is asked for, and the values it closes over
+    are constants (an outer tape sees only its dependence on the cotangent).
+
+Every rule of the `custom_gradient` op (custom_gradient_op.py) is custom_vjp's.
+Forward mode (JVP) transposes grad_fn, which is linear in the cotangents,
+as TensorFlow's ForwardAccumulator does for ops that have only a gradient:
+forward and reverse mode agree, and Hessians are derivatives of grad_fn.
+Values of an enclosing trace that f reads without receiving them as
+arguments are constants for the custom gradient (TensorFlow's semantics for
+captured tensors): they enter the equation through `stop_gradient`.
 """
 from __future__ import annotations
 
@@ -12,99 +35,96 @@ import functools
 import numpy as np
 
 from .. import ir
-from ..ir.op import impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..ir.ops.custom import custom_vjp_call
 from . import tape_stack, tree
+from .custom_gradient_op import RecordedCall, checked_gradients, custom_gradient_p, upstream_arguments
+from .custom_trace import CustomRuleError, build, free_vars, leaf_atom, paused_tapes, trace_piece
+from .errors import TracerError
 from .tensor import Tensor
 
-custom_gradient_p = new_op("custom_gradient")
+
+class _Forward:
+    """f traced on abstract inputs: its piece, outputs, grad_fn, and the traced
+    values of enclosing functions it reads (`captured`)."""
+
+    __slots__ = ("name", "piece", "y", "grad_fn", "out_atoms", "captured", "fn", "_vjp", "_memo")
+
+    def __init__(self, f, in_types, name):
+        self.name = name
+        self.piece = trace_piece(f, in_types, f"custom_gradient function '{name}'")
+        self.y, self.grad_fn = _split_result(self.piece.out, name)
+        flat = tree.flatten(self.y)
+        self.out_atoms = [leaf_atom(o, f"custom_gradient function '{name}'", f"output {k}")
+                          for k, o in enumerate(flat)]
+        self.captured = free_vars(self.piece, self.out_atoms)
+        self.fn = build(self.piece, self.out_atoms, self.piece.invars + self.captured)
+        self._vjp = None
+        self._memo = {}  # the Functions of each output, made once (rule caches key on identity)
+
+    @property
+    def out_types(self) -> list:
+        return [a.type for a in self.out_atoms]
+
+    def output(self, k: int) -> ir.Function:
+        """The Function of output k, of f's inputs and `captured`."""
+        if ("output", k) not in self._memo:
+            self._memo["output", k] = ir.select_outputs(self.fn, [k])
+        return self._memo["output", k]
+
+    def vjp_parts(self):
+        """(fwd, bwd, wrt, captured): grad_fn traced, with f's values it reads as residuals.
+
+        `captured` extends self.captured with values of enclosing traces that
+        only grad_fn reads. Traced once, on first use.
+        """
+        if self._vjp is None:
+            self._vjp = self._trace_grad_fn()
+        return self._vjp
+
+    def _trace_grad_fn(self):
+        label = f"custom_gradient function '{self.name}'"
+        types = self.out_types
+        piece = trace_piece(lambda *cts: self.grad_fn(*upstream_arguments(cts, types)), types, f"the grad_fn of {label}")
+        wrt, atoms = checked_gradients(piece.out, [v.type for v in self.piece.invars], self.name)
+        residuals = free_vars(piece, atoms)
+        bwd = build(piece, atoms, residuals + piece.invars)
+        defined = set(self.piece.invars) | {v for e in self.piece.builder.eqns for v in e.outvars}
+        captured = self.captured + [r for r in residuals if r not in defined and r not in self.captured]
+        fwd = build(self.piece, residuals, self.piece.invars + captured)
+        return fwd, bwd, wrt, captured
+
+    def vjp_params(self, k: int) -> dict:
+        """The params of output k's custom_vjp equation (operands: f's inputs, then captures)."""
+        if ("vjp", k) not in self._memo:
+            fwd, bwd, wrt, captured = self.vjp_parts()
+            fn = build(self.piece, [self.out_atoms[k]], self.piece.invars + captured)
+            self._memo["vjp", k] = dict(fn=fn, fwd=fwd, bwd=bwd, wrt=wrt, index=k, name=self.name)
+        return self._memo["vjp", k]
 
 
-class _Call:
-    """One call of a custom-gradient function: what its equations share."""
-
-    __slots__ = ("f", "grad_fn", "out_types", "n_inputs", "__name__")
-
-    def __init__(self, f, grad_fn, out_types, n_inputs):
-        self.f = f
-        self.grad_fn = grad_fn
-        self.out_types = out_types
-        self.n_inputs = n_inputs
-        self.__name__ = getattr(f, "__name__", "custom_gradient")
-
-
-shape_rules[custom_gradient_p] = lambda *xs, call, index: call.out_types[index]
-
-
-def _impl(*xs, call, index):
-    with _no_recording():
-        y, _ = call.f(*[Tensor(x) for x in xs])
-    return tree.flatten(y)[index].numpy()
-
-
-impls[custom_gradient_p] = _impl
-
-
-def _vjp(ct, out, *ins, call, index):
-    upstream = [
-        Tensor(sym=ct) if k == index else Tensor(np.zeros(t.shape, t.dtype))
-        for k, t in enumerate(call.out_types)
-    ]
-    from .dispatch import emitting_into
-
-    with emitting_into(ct.builder):
-        grads = call.grad_fn(*upstream)
-    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
-    if len(grads) != len(ins):
-        raise ValueError(
-            f"custom_gradient function '{call.__name__}': grad_fn returned {len(grads)} "
-            f"gradients for {len(ins)} inputs; return one per input (None for no gradient)"
-        )
-    out = []
-    for k, (g, x) in enumerate(zip(grads, ins)):
-        if g is None:
-            out.append(None)
-            continue
-        if not isinstance(g, Tensor):
-            g = Tensor(np.asarray(g, x.dtype))
-        if g.shape != x.shape:
-            raise ValueError(
-                f"custom_gradient function '{call.__name__}': gradient {k} has shape "
-                f"{g.shape} but input {k} has shape {x.shape}"
-            )
-        if g.is_abstract:
-            out.append(ir.Sym(g._sym.atom, ct.builder))
-        else:  # a constant gradient (grad_fn ignored upstream)
-            out.append(ir.ops.broadcast_to(ct.builder.literal(0, x.dtype), x.shape) + ir.Sym(ir.Literal(g.numpy().astype(x.dtype)), ct.builder))
-    return tuple(out)
-
-
-def _jvp(ts, out, *ins, call, index):
-    raise NotImplementedError(
-        f"custom_gradient function '{call.__name__}' defines only a reverse-mode "
-        "gradient; forward mode (jvp) through it is not supported"
-    )
-
-
-vjp_rules[custom_gradient_p] = _vjp
-jvp_rules[custom_gradient_p] = _jvp
-
-
-class _no_recording:
-    def __enter__(self):
-        self.saved = list(tape_stack.active())
-        tape_stack.active().clear()
-
-    def __exit__(self, *exc):
-        tape_stack.active()[:] = self.saved
-
-
+# --- the decorator -------------------------------------------------------------------
 def custom_gradient(f):
     """Decorate `f(*xs) -> (y, grad_fn)` so that gradients of y use grad_fn.
 
     `grad_fn(*upstream)` receives one cotangent per output of f (with the
-    output's shape) and returns one gradient per input of f (or None).
-    grad_fn is written with gradtape functions, so it can itself be
-    differentiated by an outer tape. Forward mode is not supported.
+    output's shape) and returns one gradient per input of f (or None), each
+    with its input's shape and dtype. grad_fn is written with gradtape
+    functions, so it can itself be differentiated: by an outer tape (nested
+    tapes give second derivatives, through the values grad_fn closes over
+    too) or by grad/jvp/hessian when the function is staged. Inside staged
+    functions it compiles to native code and vectorizes under vmap. Forward
+    mode uses grad_fn transposed (it must be linear in the upstream
+    cotangents, as a gradient is), so both modes agree.
+
+    If f cannot be traced with abstract tensors (Python control flow on
+    values, `.numpy()`), eager calls run it as TensorFlow does: then the
+    values grad_fn closes over are constants for outer tapes.
+
+    Raises:
+      TypeError: f does not return `(Tensor or structure of Tensors, grad_fn)`.
+      CustomRuleError (a ValueError): grad_fn returns the wrong number of
+        gradients, or one of the wrong shape or dtype (raised when the
+        gradient is computed, or when a staged function is traced).
 
     Example::
 
@@ -115,34 +135,101 @@ def custom_gradient(f):
         ...         return upstream * (1 - 1 / (1 + e))
         ...     return gradtape.log(1 + e), grad_fn
     """
+    name = getattr(f, "__name__", "custom_gradient")
 
     @functools.wraps(f)
     def wrapper(*args):
         xs = [a if isinstance(a, Tensor) else Tensor(np.asarray(a)) for a in args]
-        if any(x.is_abstract for x in xs):
-            return _traced(f, xs)
-        with _no_recording():
-            y, grad_fn = f(*xs)
-        flat = tree.flatten(y)
-        if not all(isinstance(o, Tensor) for o in flat):
-            raise TypeError(
-                f"custom_gradient function '{f.__name__}' must return (Tensor or "
-                "structure of Tensors, grad_fn)"
-            )
-        call = _Call(f, grad_fn, [ir.TensorType(o.shape, o.dtype) for o in flat], len(xs))
-        for tape in tape_stack.active():
-            for k, o in enumerate(flat):
-                tape._record(custom_gradient_p, xs, {"call": call, "index": k}, o)
-        return y
+        abstract = any(x.is_abstract for x in xs)
+        if not abstract and not tape_stack.active() and not _tracing():
+            with paused_tapes():
+                y, _ = _split_result(f(*xs), name)
+            return y
+        try:
+            forward = _Forward(f, [ir.TensorType(x.shape, x.dtype) for x in xs], name)
+        except TracerError:
+            if abstract:
+                raise
+            return _record_untraced(f, xs, name)
+        if abstract or forward.captured:
+            return _emit(forward, xs)
+        return _record_traced(forward, xs)
 
     return wrapper
 
 
-def _traced(f, xs):
-    y, grad_fn = f(*xs)
-    flat = tree.flatten(y)
-    call = _Call(f, grad_fn, [ir.TensorType(o.shape, o.dtype) for o in flat], len(xs))
-    from .dispatch import bind
+def _tracing() -> bool:
+    """A staged trace or a derivative rule is running (f might read its values)."""
+    from ..staging.tracing import innermost_builder
+    from .dispatch import _emit as emit
 
-    outs = [bind(custom_gradient_p, *xs, call=call, index=k) for k in range(len(flat))]
+    return innermost_builder() is not None or emit.builder is not None
+
+
+def _split_result(result, name):
+    if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[1])):
+        raise TypeError(
+            f"custom_gradient function '{name}' must return (Tensor or structure of Tensors, "
+            f"grad_fn), got a {type(result).__name__}"
+        )
+    y, grad_fn = result
+    if not all(isinstance(o, Tensor) for o in tree.flatten(y)):
+        raise TypeError(
+            f"custom_gradient function '{name}' must return (Tensor or structure of Tensors, grad_fn)"
+        )
+    return y, grad_fn
+
+
+def _emit(forward: _Forward, xs):
+    """Inside a trace: one custom_vjp equation per output, in the enclosing trace."""
+    fwd, bwd, wrt, captured = forward.vjp_parts()
+    builder = _enclosing_builder(xs, captured, forward.name)
+    operands = [x._sym.atom if x.is_abstract else ir.Literal(np.array(x._value)) for x in xs]
+    syms = [ir.Sym(a, builder) for a in operands]
+    # What f reads from enclosing traces is a constant for its custom gradient.
+    syms += [ir.ops.stop_gradient(ir.Sym(v, builder)) for v in captured]
+    outs = []
+    for k in range(len(forward.out_atoms)):
+        params = forward.vjp_params(k)
+        outs.append(Tensor(sym=custom_vjp_call(syms, **params)))
+    return tree.unflatten(forward.y, outs)
+
+
+def _enclosing_builder(xs, captured, name):
+    from ..staging.tracing import innermost_builder
+    from .dispatch import _emit as emit
+
+    candidates = [x._sym.builder for x in xs if x.is_abstract]
+    candidates += [b for b in (emit.builder, innermost_builder()) if b is not None]
+    if not candidates:
+        raise CustomRuleError(
+            f"custom_gradient function '{name}' reads {len(captured)} traced value(s) of an "
+            "enclosing function, but no trace is in progress to record it in; pass those values "
+            "as arguments"
+        )
+    return max(candidates, key=lambda b: b.serial)
+
+
+def _record_traced(forward: _Forward, xs):
+    """Eager values from f's trace; each output recorded with that trace on every tape."""
+    values = ir.eval_function(forward.fn, [x._value for x in xs])
+    outs = [Tensor(v) for v in values]
+    in_types = [ir.TensorType(x.shape, x.dtype) for x in xs]
+    call = RecordedCall(None, forward.grad_fn, forward.out_types, in_types, forward, forward.name)
+    for tape in list(tape_stack.active()):
+        for k, o in enumerate(outs):
+            tape._record(custom_gradient_p, xs, {"call": call, "index": k}, o)
+    return tree.unflatten(forward.y, outs)
+
+
+def _record_untraced(f, xs, name):
+    """f ran eagerly (it could not be traced): grad_fn is the rule, as in TensorFlow."""
+    with paused_tapes():
+        y, grad_fn = _split_result(f(*xs), name)
+    outs = [Tensor(o._value) for o in tree.flatten(y)]  # new Tensors: an input returned as is keeps its place
+    in_types = [ir.TensorType(x.shape, x.dtype) for x in xs]
+    call = RecordedCall(f, grad_fn, [ir.TensorType(o.shape, o.dtype) for o in outs], in_types, name=name)
+    for tape in list(tape_stack.active()):
+        for k, o in enumerate(outs):
+            tape._record(custom_gradient_p, xs, {"call": call, "index": k}, o)
     return tree.unflatten(y, outs)

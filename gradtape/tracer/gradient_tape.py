@@ -276,8 +276,11 @@ class GradientTape:
     ):
         """Jacobian of a single tensor `target` with respect to each of `sources`.
 
-        Each result has shape `target.shape + source.shape`. Rows are computed
-        by one backward function evaluated per element of `target`.
+        Each result has shape `target.shape + source.shape`. All rows come
+        from one run of the backward function vectorized over the identity
+        (the batching pass), compiled and cached like a gradient's backward;
+        `experimental_use_pfor=False` runs one backward per row instead (and,
+        as in TensorFlow, needs a persistent tape).
 
         Raises:
           RuntimeError: on a used non-persistent tape, or with
@@ -295,17 +298,27 @@ class GradientTape:
             raise TypeError(f"GradientTape.jacobian: target must be a Tensor, got {type(target).__name__}")
         flat_sources = _check_sources(sources)
         rec = self._begin_use()
-        backward = backward_for(rec, [target], flat_sources)
         n = target.size
-        rows = []
-        for i in range(n):
-            seed = np.zeros(n, dtype=target.dtype)
-            seed[i] = 1
-            rows.append(backward.run([seed.reshape(target.shape)]))
+        if experimental_use_pfor and n:
+            # One vectorized backward over the identity: every row in one run.
+            backward = backward_for(rec, [target], flat_sources, batch=n)
+            seeds = np.eye(n, dtype=target.dtype).reshape((n,) + target.shape)
+            rows = backward.run([seeds]) if any(backward.connected) else [None] * len(flat_sources)
+            stacked = [None if r is None else bind(ir.all_ops["reshape"], r, shape=target.shape + s.shape)
+                       for r, s in zip(rows, flat_sources)]
+        else:
+            backward = backward_for(rec, [target], flat_sources)
+            rows = []
+            for i in range(n):
+                seed = np.zeros(n, dtype=target.dtype)
+                seed[i] = 1
+                rows.append(backward.run([seed.reshape(target.shape)]))
+            stacked = [_stack_rows([r[k] for r in rows], target.shape + s.shape) if n and backward.connected[k]
+                       else None for k, s in enumerate(flat_sources)]
         out = []
         for k, s in enumerate(flat_sources):
             if backward.connected[k] and n:
-                out.append(_stack_rows([r[k] for r in rows], target.shape + s.shape))
+                out.append(stacked[k])
             elif backward.connected[k]:
                 out.append(Tensor(np.zeros(target.shape + s.shape, s.dtype)))
             elif unconnected is UnconnectedGradients.ZERO:
@@ -349,9 +362,10 @@ class GradientTape:
                 "experimental_use_pfor set to False."
             )
         rec = self._begin_use()
-        backward = backward_for(rec, [target], [source])
         b = target.shape[0]
         row = int(np.prod(target.shape[1:], dtype=np.int64))
+        vectorized = experimental_use_pfor and row > 0
+        backward = backward_for(rec, [target], [source], batch=row if vectorized else None)
         out_shape = target.shape + source.shape[1:]
         if not backward.connected[0]:
             # TF returns zeros here even for UnconnectedGradients.NONE (kept in TF
@@ -359,12 +373,18 @@ class GradientTape:
             return Tensor(np.zeros(out_shape, source.dtype))
         if not row:
             return Tensor(np.zeros(out_shape, source.dtype))
-        cols = []
-        for j in range(row):
-            seed = np.zeros((b, row), dtype=target.dtype)
-            seed[:, j] = 1
-            cols.append(backward.run([seed.reshape(target.shape)])[0])
-        jac = _stack_rows(cols, (row,) + source.shape)  # [row, b, x...]
+        if vectorized:
+            # One vectorized backward: seed j is 1 at position j of every example.
+            seeds = np.zeros((row, b, row), dtype=target.dtype)
+            seeds[np.arange(row), :, np.arange(row)] = 1
+            jac = backward.run([seeds.reshape((row,) + target.shape)])[0]  # [row, b, x...]
+        else:
+            cols = []
+            for j in range(row):
+                seed = np.zeros((b, row), dtype=target.dtype)
+                seed[:, j] = 1
+                cols.append(backward.run([seed.reshape(target.shape)])[0])
+            jac = _stack_rows(cols, (row,) + source.shape)  # [row, b, x...]
         perm = (1, 0) + tuple(range(2, jac.ndim))
         jac = bind(ir.all_ops["transpose"], jac, perm=perm)
         return bind(ir.all_ops["reshape"], jac, shape=out_shape)

@@ -14,12 +14,11 @@ import pytest
 
 import gradtape as gt
 from gradtape import ir
-from gradtape.codegen import Unsupported, lower
 from tests.ir.op_specs import all_specs
 
 from .lower_helpers import check
 
-SPECS = [s for s in all_specs() if "custom_gradient" not in s.ops]
+SPECS = all_specs()
 
 
 def _joint_function(spec):
@@ -44,9 +43,3 @@ def test_forward_and_backward(spec):
     fn, values = _joint_function(spec)
     check(fn, values, _rtol(fn))
 
-
-def test_custom_gradient_spec_is_unsupported():
-    spec = next(s for s in all_specs() if "custom_gradient" in s.ops)
-    fn = gt.make_ir(spec.fn, *spec.args(np.random.default_rng(0)))
-    with pytest.raises(Unsupported, match="custom_gradient"):
-        lower(fn, "f")

@@ -1,10 +1,14 @@
-"""The lowering table covers every op; what cannot be compiled says so."""
+"""The lowering table covers every op; what cannot be compiled says so.
+
+`custom_vjp` and `custom_jvp` are inlined like `call` (they compute their
+primal Function); only an eager `custom_gradient` (a Python callback) has no rule."""
 import numpy as np
 import pytest
 
 import gradtape as gt
 from gradtape import ir
 from gradtape.codegen import Unsupported, lower
+from gradtape.codegen.inline import inline_calls
 from gradtape.codegen.rules import RULES
 
 
@@ -14,14 +18,52 @@ def test_every_op_but_custom_gradient_has_a_rule():
     assert ir.all_ops["custom_gradient"] not in RULES
 
 
+def test_custom_ops_are_inlined_as_calls_of_their_primal_function():
+    @gt.custom_vjp
+    def f(x):
+        return gt.sin(x) * 2.0
+
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (g * gt.cos(x),))
+    for kind in ("custom_vjp", "custom_jvp"):
+        assert RULES[ir.all_ops[kind]].kind == "inlined"
+    fn = gt.make_ir(f, np.ones(3))
+    assert [e.op.name for e in fn.eqns] == ["custom_vjp"]
+    assert [e.op.name for e in inline_calls(fn).eqns] == ["sin", "mul"]
+    lower(fn, "f")  # no Unsupported
+
+
+def _eager_custom_gradient_function():
+    """A Function holding a `custom_gradient` equation whose f could not be traced
+    (it ran eagerly): the op then calls Python, which native code cannot."""
+
+    @gt.custom_gradient
+    def f(x):
+        if float(gt.sum(x)) > 1e9:  # Python control flow on a value: untraceable
+            raise AssertionError("not reached")
+        return gt.sin(x), lambda g: g * gt.cos(x)
+
+    x = gt.constant(np.ones(3))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    rec = tape._tape
+    return ir.Function(rec.leaves, rec.eqns, [rec.var_of[id(y)]])
+
+
 def test_custom_gradient_is_unsupported_and_named():
+    fn = _eager_custom_gradient_function()
+    with pytest.raises(Unsupported, match="custom_gradient"):
+        lower(fn, "f")
+
+
+def test_a_traced_custom_gradient_compiles():
     @gt.custom_gradient
     def f(x):
         return gt.sin(x), lambda g: g * gt.cos(x)
 
     fn = gt.make_ir(f, np.ones(3))
-    with pytest.raises(Unsupported, match="custom_gradient"):
-        lower(fn, "f")
+    assert [e.op.name for e in fn.eqns] == ["custom_vjp"]
+    lower(fn, "f")
 
 
 def test_float16_is_unsupported_with_the_fix():

@@ -19,7 +19,7 @@ class OpSpec:
     fn: Callable  # f(*tensors) -> Tensor, written with gradtape functions
     args: Callable  # rng -> list of NumPy arrays / scalars (inputs in a safe domain)
     ops: tuple  # names of the IR ops this spec exercises
-    order: int = 2
+    order: int = 3  # check_grads to third order, in both modes
     modes: tuple = ("rev", "fwd")
     numpy_fn: Callable | None = None  # NumPy reference of fn on arrays, if it has one
 
@@ -41,11 +41,12 @@ def args(*makers):
 
 
 def all_specs() -> list:
-    from . import specs_contract, specs_elementwise, specs_indexing, specs_reduce
+    from . import specs_contract, specs_custom, specs_elementwise, specs_indexing, specs_reduce
 
     return (
         specs_elementwise.SPECS
         + specs_indexing.SPECS
         + specs_reduce.SPECS
         + specs_contract.SPECS
+        + specs_custom.SPECS
     )

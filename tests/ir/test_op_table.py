@@ -1,4 +1,4 @@
-"""Table-driven checks over every op: rules present, derivatives to second order
+"""Table-driven checks over every op: rules present, derivatives to third order
 against finite differences, reference values against NumPy, and reference
 output types against the shape rules."""
 import numpy as np

@@ -585,12 +585,28 @@ def test_without_background_compiles_the_runtime_compiles_at_once(compiles, monk
 
 
 def test_jacobian_rows_warm_the_plan(compiles):
+    """With the loop (no pfor) every row is a run: two rows compile from the second."""
     x = gt.constant(np.array([0.3, -0.7]))
-    with gt.GradientTape() as tape:
+    with gt.GradientTape(persistent=True) as tape:
         tape.watch(x)
         y = gt.exp(x)
-    np.testing.assert_allclose(tape.jacobian(y, x).numpy(), np.diag(np.exp(x.numpy())))
-    assert len(compiles) == 1  # two rows: compiling from the second
+    jac = tape.jacobian(y, x, experimental_use_pfor=False)
+    np.testing.assert_allclose(jac.numpy(), np.diag(np.exp(x.numpy())))
+    assert len(compiles) == 1
+
+
+def test_a_vectorized_jacobian_is_one_run_of_one_batched_plan(compiles):
+    """All rows in one run: the second Jacobian of the same structure compiles it,
+    and its function takes the whole identity as one batched seed."""
+    for step in range(2):
+        x = gt.constant(np.array([0.3, -0.7, 0.1]) + step)
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.exp(x)
+        np.testing.assert_allclose(tape.jacobian(y, x).numpy(), np.diag(np.exp(x.numpy())))
+    assert len(compiles) == 1
+    fn, _ = compiles[0]
+    assert [v.type.shape for v in fn.invars if v.type.shape == (3, 3)] == [(3, 3)]  # the seeds
 
 
 def test_threads_share_plans_and_get_their_own_gradients():

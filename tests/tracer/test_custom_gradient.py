@@ -75,6 +75,54 @@ def test_grad_fn_returning_a_wrong_shape_names_the_function():
         tape.gradient(out, x)
 
 
-def test_forward_mode_through_custom_gradient_is_a_clear_error():
-    with pytest.raises(NotImplementedError, match="'log1pexp' defines only a reverse-mode gradient"):
-        check_grads(log1pexp, [np.ones(2)], order=1, modes=("fwd",))
+def test_forward_mode_through_custom_gradient_matches_finite_differences_to_second_order():
+    # Forward mode transposes grad_fn, which is the true gradient here.
+    check_grads(log1pexp, [np.array([-1.0, 0.3, 2.0])], order=2, modes=("fwd",))
+
+
+def test_grad_fn_returning_a_wrong_dtype_names_the_function():
+    @gt.custom_gradient
+    def h(x):
+        return x * 2.0, lambda up: gt.cast(up, "float32")
+
+    x = gt.constant(np.ones(3))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        out = h(x)
+    with pytest.raises(gt.CustomRuleError, match=r"'h': gradient 0 has dtype float32 but input 0 has dtype float64"):
+        tape.gradient(out, x)
+
+
+def test_errors_of_a_staged_custom_gradient_are_raised_when_it_is_traced():
+    @gt.custom_gradient
+    def f(x, y):
+        return x * y, lambda up: up * y
+
+    with pytest.raises(ValueError, match=r"'f': grad_fn returned 1 gradients for 2 inputs"):
+        gt.grad(lambda x: gt.sum(f(x, x)))(np.ones(3))
+
+
+def test_a_function_that_does_not_return_a_pair_is_a_type_error():
+    @gt.custom_gradient
+    def f(x):
+        return x * 2.0
+
+    with pytest.raises(TypeError, match=r"custom_gradient function 'f' must return \(Tensor or structure of "
+                       r"Tensors, grad_fn\), got a Tensor"):
+        f(gt.constant(1.0))
+
+
+def test_a_none_gradient_leaves_the_input_unconnected():
+    @gt.custom_gradient
+    def f(x, y):
+        return x * y, lambda up: (up * y, None)
+
+    x, y = gt.constant([1.0, 2.0]), gt.constant([3.0, 4.0])
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        out = gt.sum(f(x, y))
+    np.testing.assert_array_equal(tape.gradient(out, x).numpy(), [3.0, 4.0])
+    assert tape.gradient(out, y) is None
+    gx, gy = gt.grad(lambda x, y: gt.sum(f(x, y)), argnums=(0, 1))(x.numpy(), y.numpy())
+    np.testing.assert_array_equal(gx, [3.0, 4.0])
+    np.testing.assert_array_equal(gy, [0.0, 0.0])

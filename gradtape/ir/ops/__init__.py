@@ -9,3 +9,4 @@ from .reduce import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .contract import *  # noqa: F401,F403
 from .call import *  # noqa: F401,F403
+from .custom import *  # noqa: F401,F403

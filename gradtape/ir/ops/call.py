@@ -14,7 +14,7 @@ import functools
 
 from ..builder import Sym, bind
 from ..errors import ShapeError
-from ..op import impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 
 __all__ = ["call_p", "call"]
 
@@ -78,10 +78,23 @@ def _jvp(ts, out, *xs, fn):
     return call(part, *xs, *tangents)
 
 
+@functools.lru_cache(maxsize=1024)
+def _batched_fn(fn, batched: tuple, axis_size: int):
+    """fn vectorized over the leading axis of its batched inputs (the batching pass, recursively)."""
+    from ..batching import vmap
+
+    return vmap(fn, [0 if bd else None for bd in batched], axis_size, 0)
+
+
+def _batch(axis_size, ins, batched, *, fn):
+    return call(_batched_fn(fn, tuple(batched), axis_size), *ins)
+
+
 shape_rules[call_p] = _shape
 impls[call_p] = _impl
 vjp_rules[call_p] = _vjp
 jvp_rules[call_p] = _jvp
+batching_rules[call_p] = _batch
 
 
 def call(fn, *xs: Sym) -> Sym:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..builder import Sym, bind
 from ..errors import DTypeError, ShapeError
-from ..op import impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..types import TensorType
 from ._helpers import same_dtype
 from .reduce import expand_reduced
@@ -202,10 +202,32 @@ def _contract_jvp(ts, out, a, b, *, spec):
     return t_out
 
 
+# --- batching: the batch axis is one more letter -------------------------------------
+
+def batched_spec(spec: str, batched) -> str:
+    """The spec with a fresh letter for the leading batch axis of the batched operands.
+
+    The letter is the first one the spec does not use (`a` unless taken).
+    With one operand batched it is one more free letter of that operand, so
+    the product stays one GEMM (`ij,j->i` becomes `ij,aj->ai`: M = i,
+    N = a); with both batched it is a batch letter of both and the output
+    (`ij,jk->ik` becomes `aij,ajk->aik`: one GEMM per batch element).
+    """
+    la, lb, lo = parse_spec(spec)
+    free = sorted(_LETTERS - set(la + lb))
+    if not free:
+        raise ShapeError(f"contract: spec {spec!r} uses every letter; none is left for a batch axis")
+    z = free[0]
+    return f"{z + la if batched[0] else la},{z + lb if batched[1] else lb}->{z + lo}"
+
+
 shape_rules[contract_p] = _contract_shape
 impls[contract_p] = _contract_impl
 vjp_rules[contract_p] = _contract_vjp
 jvp_rules[contract_p] = _contract_jvp
+batching_rules[contract_p] = lambda n, ins, batched, *, spec: contract(
+    ins[0], ins[1], batched_spec(spec, batched)
+)
 
 
 def contract(a, b, spec: str) -> Sym:

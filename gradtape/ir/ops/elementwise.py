@@ -11,6 +11,7 @@ import numpy as np
 
 from ..builder import Sym, bind
 from ..op import (
+    batching_rules,
     elementwise_ops,
     impls,
     jvp_rules,
@@ -20,7 +21,14 @@ from ..op import (
     vjp_rules,
 )
 from ..types import TensorType
-from ._helpers import broadcast_shapes, require_bool, require_float, same_dtype
+from ._helpers import (
+    batched_rank,
+    broadcast_shapes,
+    lift_batched,
+    require_bool,
+    require_float,
+    same_dtype,
+)
 
 
 # --- shape-rule makers --------------------------------------------------------
@@ -44,6 +52,21 @@ def _nary_shape(op, out_dtype=None, float_only=False):
     return shape_rule
 
 
+def _broadcasting_batch_rule(op):
+    """Batching rule of an op that broadcasts like NumPy: one equation, no copies.
+
+    Batched operands get 1s inserted after their batch axis up to the
+    largest batch-element rank; unbatched operands (and literals) then
+    broadcast against every batch element by NumPy's right-aligned rule.
+    """
+    def batch_rule(axis_size, ins, batched, **params):
+        rank = batched_rank(ins, batched)
+        args = [lift_batched(x, rank) if bd else x for x, bd in zip(ins, batched)]
+        return bind(op, *args, **params)
+
+    return batch_rule
+
+
 def _zeros_like(x: Sym) -> Sym:
     from .layout import broadcast_to
 
@@ -57,6 +80,7 @@ def unary(name, impl, deriv=None, *, zero_grad=False, float_only=True):
     op = new_op(name, elementwise=True)
     shape_rules[op] = _unary_shape(op, float_only)
     impls[op] = impl
+    batching_rules[op] = _broadcasting_batch_rule(op)
     if zero_grad:  # connected, but the derivative is 0 almost everywhere
         vjp_rules[op] = lambda ct, out, x: (_zeros_like(out),)
         jvp_rules[op] = lambda ts, out, x: _zeros_like(out)
@@ -89,6 +113,7 @@ round_p = unary("round", np.round, zero_grad=True)
 logical_not_p = new_op("logical_not", elementwise=True, differentiable=False)
 shape_rules[logical_not_p] = lambda x: (require_bool(logical_not_p, x), x)[1]
 impls[logical_not_p] = np.logical_not
+batching_rules[logical_not_p] = _broadcasting_batch_rule(logical_not_p)
 
 
 # --- cast ---------------------------------------------------------------------------
@@ -96,6 +121,7 @@ impls[logical_not_p] = np.logical_not
 cast_p = new_op("cast", elementwise=True)
 shape_rules[cast_p] = lambda x, *, dtype: x.with_dtype(dtype)
 impls[cast_p] = lambda x, *, dtype: np.asarray(x).astype(dtype)
+batching_rules[cast_p] = _broadcasting_batch_rule(cast_p)
 
 
 def _cast_vjp(ct, out, x, *, dtype):
@@ -118,6 +144,7 @@ def binary(name, impl, *, float_only=False):
     op = new_op(name, elementwise=True)
     shape_rules[op] = _nary_shape(op, float_only=float_only)
     impls[op] = impl
+    batching_rules[op] = _broadcasting_batch_rule(op)
     return op
 
 
@@ -234,6 +261,7 @@ def predicate(name, impl, *, bool_only=False):
 
     shape_rules[op] = shape_rule
     impls[op] = impl
+    batching_rules[op] = _broadcasting_batch_rule(op)
     return op
 
 
@@ -261,6 +289,7 @@ def _where_shape(cond, x, y):
 
 shape_rules[where_p] = _where_shape
 impls[where_p] = np.where
+batching_rules[where_p] = _broadcasting_batch_rule(where_p)
 vjp_rules[where_p] = lambda ct, out, c, x, y: (
     None,
     where(c, ct, 0.0),
@@ -329,6 +358,7 @@ Sym.__pow__ = pow
 stop_gradient_p = new_op("stop_gradient", differentiable=False)
 shape_rules[stop_gradient_p] = lambda x: x
 impls[stop_gradient_p] = lambda x: x
+batching_rules[stop_gradient_p] = _broadcasting_batch_rule(stop_gradient_p)
 
 
 def stop_gradient(x): return bind(stop_gradient_p, x)

@@ -36,10 +36,10 @@ import numpy as np
 
 from ..builder import Sym, bind
 from ..errors import DTypeError, ShapeError
-from ..op import impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..types import TensorType
-from ._helpers import same_dtype
-from .layout import broadcast_to
+from ._helpers import all_batched, broadcast_batched, flat_indices, same_dtype
+from .layout import broadcast_to, reshape
 
 __all__ = [
     "slice_p", "unslice_p", "gather_p", "scatter_add_p", "concatenate_p", "pad_p",
@@ -118,6 +118,10 @@ vjp_rules[slice_p] = lambda ct, out, x, *, starts, stops, steps: (
     unslice(ct, x.shape, starts, stops, steps),
 )
 jvp_rules[slice_p] = lambda ts, out, x, *, starts, stops, steps: slice(ts[0], starts, stops, steps)
+# Every batch element takes the same slice: the batch axis is taken whole.
+batching_rules[slice_p] = lambda n, ins, batched, *, starts, stops, steps: slice(
+    ins[0], (0,) + starts, (n,) + stops, (1,) + steps
+)
 
 
 # --- unslice: the transpose of slice --------------------------------------------------
@@ -151,6 +155,9 @@ vjp_rules[unslice_p] = lambda ct, out, x, *, shape, starts, stops, steps: (
 )
 jvp_rules[unslice_p] = lambda ts, out, x, *, shape, starts, stops, steps: unslice(
     ts[0], shape, starts, stops, steps
+)
+batching_rules[unslice_p] = lambda n, ins, batched, *, shape, starts, stops, steps: unslice(
+    ins[0], (n,) + tuple(shape), (0,) + starts, (n,) + stops, (1,) + steps
 )
 
 
@@ -200,6 +207,35 @@ vjp_rules[gather_p] = lambda ct, out, x, idx, *, axis: (
 jvp_rules[gather_p] = _gather_jvp
 
 
+def _prod(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _gather_batch(n, ins, batched, *, axis):
+    """take(x[b], idx[b], axis) for each b, as one gather and no transposes.
+
+    Shared indices gather along the shifted axis. Batched indices gather
+    from x with its leading axes ((batch,) *pre and the gathered one, which
+    are adjacent) reshaped into one, each index offset to its row of that
+    axis (`flat_indices`); the result comes out as (B, *pre, *I, *post),
+    the batched layout itself. (An out-of-range index reads a neighbouring
+    row instead of raising; see _scatter_add_batch.)
+    """
+    x, idx = ins
+    x_batched, idx_batched = batched
+    if not idx_batched:
+        return gather(x, idx, axis + 1)
+    if not x_batched and axis == 0:
+        return gather(x, idx, 0)  # (B, *I, *post) already
+    at = axis + int(x_batched)  # the gathered axis of x as it arrives
+    lead = x.shape[:at] if x_batched else (1,) + x.shape[:at]
+    flat = reshape(x, (_prod(x.shape[:at + 1]),) + x.shape[at + 1:])
+    return gather(flat, flat_indices(idx, lead, x.shape[at]), 0)
+
+
+batching_rules[gather_p] = _gather_batch
+
+
 # --- scatter_add: the transpose of gather (np.add.at into zeros) -----------------------
 
 scatter_add_p = new_op("scatter_add")
@@ -232,6 +268,34 @@ shape_rules[scatter_add_p] = _scatter_add_shape
 impls[scatter_add_p] = _scatter_add_impl
 vjp_rules[scatter_add_p] = lambda ct, out, x, idx, *, axis, size: (gather(ct, idx, axis), None)
 jvp_rules[scatter_add_p] = _scatter_add_jvp
+
+
+def _scatter_add_batch(n, ins, batched, *, axis, size):
+    """scatter_add(x[b], idx[b], axis, size) for each b, as one scatter and no transposes.
+
+    Shared indices scatter along the shifted axis. Batched indices scatter
+    x, seen as (B, *pre, *I, *post), into one axis of length B * P * size
+    (P = prod(pre)), each index offset to its row (`flat_indices`), and
+    that axis is then reshaped into (B, *pre, size). A shared x is first
+    repeated along the batch axis: every batch element adds it anew.
+
+    An index outside 0..size-1 (which the unbatched reference rejects) lands
+    in a neighbouring row here, like the clamping of compiled code: keep
+    indices in range.
+    """
+    x, idx = ins
+    x_batched, idx_batched = batched
+    if not idx_batched:
+        return scatter_add(x, idx, axis + 1, size)
+    if not x_batched:
+        x = broadcast_batched(x, n)
+    lead = x.shape[:axis + 1]  # (B, *pre)
+    rows = _prod(lead) * size
+    out = scatter_add(x, flat_indices(idx, lead, size), 0, rows)  # (B * P * size, *post)
+    return reshape(out, lead + (size,) + out.shape[1:])
+
+
+batching_rules[scatter_add_p] = _scatter_add_batch
 
 
 # --- concatenate -------------------------------------------------------------------------
@@ -277,6 +341,10 @@ shape_rules[concatenate_p] = _concatenate_shape
 impls[concatenate_p] = lambda *xs, axis: np.concatenate(xs, axis=axis)
 vjp_rules[concatenate_p] = _concatenate_vjp
 jvp_rules[concatenate_p] = _concatenate_jvp
+# Shared operands are repeated along the batch axis: the joined axis must line up.
+batching_rules[concatenate_p] = lambda n, ins, batched, *, axis: concatenate(
+    all_batched(n, ins, batched), axis + 1
+)
 
 
 # --- pad: constant padding -------------------------------------------------------------
@@ -306,6 +374,9 @@ shape_rules[pad_p] = _pad_shape
 impls[pad_p] = lambda x, *, pad_width, value: np.pad(x, pad_width, constant_values=value)
 vjp_rules[pad_p] = _pad_vjp
 jvp_rules[pad_p] = lambda ts, out, x, *, pad_width, value: pad(ts[0], pad_width, 0)
+batching_rules[pad_p] = lambda n, ins, batched, *, pad_width, value: pad(
+    ins[0], ((0, 0),) + tuple(pad_width), value
+)
 
 
 # --- the functions rules and passes call ------------------------------------------------

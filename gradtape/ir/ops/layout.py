@@ -9,7 +9,8 @@ import numpy as np
 
 from ..builder import Sym, bind
 from ..errors import ShapeError
-from ..op import impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ._helpers import lift_batched
 
 
 def _linear_jvp(fn):
@@ -35,6 +36,10 @@ shape_rules[broadcast_to_p] = _broadcast_to_shape
 impls[broadcast_to_p] = lambda x, *, shape: np.broadcast_to(x, shape)
 vjp_rules[broadcast_to_p] = lambda ct, out, x, *, shape: (unbroadcast(ct, x.shape),)
 jvp_rules[broadcast_to_p] = _linear_jvp(lambda t, shape: broadcast_to(t, shape))
+# The operand's dims are right-aligned with `shape` after its batch axis.
+batching_rules[broadcast_to_p] = lambda n, ins, batched, *, shape: broadcast_to(
+    lift_batched(ins[0], len(shape)), (n,) + tuple(shape)
+)
 
 
 def broadcast_to(x: Sym, shape) -> Sym:
@@ -75,6 +80,7 @@ shape_rules[reshape_p] = _reshape_shape
 impls[reshape_p] = lambda x, *, shape: np.reshape(x, shape)
 vjp_rules[reshape_p] = lambda ct, out, x, *, shape: (reshape(ct, x.shape),)
 jvp_rules[reshape_p] = _linear_jvp(lambda t, shape: reshape(t, shape))
+batching_rules[reshape_p] = lambda n, ins, batched, *, shape: reshape(ins[0], (n,) + tuple(shape))
 
 
 def reshape(x: Sym, shape) -> Sym:
@@ -101,6 +107,9 @@ vjp_rules[transpose_p] = lambda ct, out, x, *, perm: (
     transpose(ct, tuple(int(i) for i in np.argsort(perm))),
 )
 jvp_rules[transpose_p] = _linear_jvp(lambda t, perm: transpose(t, perm))
+batching_rules[transpose_p] = lambda n, ins, batched, *, perm: transpose(
+    ins[0], (0,) + tuple(p + 1 for p in perm)
+)
 
 
 def transpose(x: Sym, perm) -> Sym:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..builder import Sym, bind
 from ..errors import ShapeError
-from ..op import impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ._helpers import check_axes
 from .elementwise import cast, eq, where
 from .layout import broadcast_to, reshape, transpose
@@ -54,6 +54,15 @@ def expand_reduced(r: Sym, shape, axes) -> Sym:
     return broadcast_to(r, shape)
 
 
+def _reduce_batch_rule(reduce):
+    """The batch axis leads, so every reduced axis moves one place right."""
+    return lambda n, ins, batched, *, axes: reduce(ins[0], tuple(a + 1 for a in axes))
+
+
+def _arg_batch_rule(arg):
+    return lambda n, ins, batched, *, axis: arg(ins[0], axis + 1)
+
+
 # --- reduce_sum -------------------------------------------------------------------
 
 reduce_sum_p = new_op("reduce_sum")
@@ -71,6 +80,7 @@ shape_rules[reduce_sum_p] = _reduce_shape(reduce_sum_p)
 impls[reduce_sum_p] = lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype)
 vjp_rules[reduce_sum_p] = lambda ct, out, x, *, axes: (expand_reduced(ct, x.shape, axes),)
 jvp_rules[reduce_sum_p] = lambda ts, out, x, *, axes: reduce_sum(ts[0], axes)
+batching_rules[reduce_sum_p] = _reduce_batch_rule(lambda x, axes: reduce_sum(x, axes))
 
 
 def reduce_sum(x: Sym, axes) -> Sym:
@@ -119,12 +129,14 @@ shape_rules[reduce_max_p] = _nonempty_reduce_shape(reduce_max_p, "maximum")
 impls[reduce_max_p] = lambda x, *, axes: np.max(x, axis=axes)
 vjp_rules[reduce_max_p] = _extreme_vjp
 jvp_rules[reduce_max_p] = _extreme_jvp
+batching_rules[reduce_max_p] = _reduce_batch_rule(lambda x, axes: reduce_max(x, axes))
 
 reduce_min_p = new_op("reduce_min")
 shape_rules[reduce_min_p] = _nonempty_reduce_shape(reduce_min_p, "minimum")
 impls[reduce_min_p] = lambda x, *, axes: np.min(x, axis=axes)
 vjp_rules[reduce_min_p] = _extreme_vjp
 jvp_rules[reduce_min_p] = _extreme_jvp
+batching_rules[reduce_min_p] = _reduce_batch_rule(lambda x, axes: reduce_min(x, axes))
 
 
 def reduce_max(x: Sym, axes) -> Sym:
@@ -177,6 +189,7 @@ vjp_rules[reduce_prod_p] = lambda ct, out, x, *, axes: (
 jvp_rules[reduce_prod_p] = lambda ts, out, x, *, axes: reduce_sum(
     ts[0] * prod_of_others(x, axes), axes
 )
+batching_rules[reduce_prod_p] = _reduce_batch_rule(lambda x, axes: reduce_prod(x, axes))
 
 
 def reduce_prod(x: Sym, axes) -> Sym:
@@ -206,10 +219,12 @@ def _arg_shape(op, what):
 argmax_p = new_op("argmax", differentiable=False)
 shape_rules[argmax_p] = _arg_shape(argmax_p, "maximum")
 impls[argmax_p] = lambda x, *, axis: np.argmax(x, axis=axis).astype(np.int64)
+batching_rules[argmax_p] = _arg_batch_rule(lambda x, axis: argmax(x, axis))
 
 argmin_p = new_op("argmin", differentiable=False)
 shape_rules[argmin_p] = _arg_shape(argmin_p, "minimum")
 impls[argmin_p] = lambda x, *, axis: np.argmin(x, axis=axis).astype(np.int64)
+batching_rules[argmin_p] = _arg_batch_rule(lambda x, axis: argmin(x, axis))
 
 
 def argmax(x: Sym, axis: int) -> Sym:

@@ -1,0 +1,156 @@
+"""The `custom_gradient` op: an eager call of a custom_gradient function, as a tape records it.
+
+    b:f64[3] = custom_gradient[call=log1pexp,index=0] a
+
+`call` (a RecordedCall) holds what the call's equations share: the trace of
+f (custom_gradient.py traces it when it can) or, for an f that could not be
+traced, f and grad_fn as Python callables. Every derivative rule is
+custom_vjp's (gradtape/ir/ops/custom.py) on the params `call.vjp_params`
+gives: with a trace, fwd recomputes the values grad_fn reads from the
+recorded inputs, so outer tapes differentiate through them; without one,
+grad_fn is traced alone and the values it closes over are constants.
+
+Only this op runs Python (the reference implementation of an untraced
+call), so it is the one op code generation does not lower.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from ..ir.op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..ir.ops.custom import custom_vjp_p
+from . import tree
+from .custom_trace import CustomRuleError, build, free_vars, gradient_atom, paused_tapes, trace_piece
+from .tensor import Tensor
+
+custom_gradient_p = new_op("custom_gradient")
+
+
+class RecordedCall:
+    """One eager call recorded on tapes: what its equations share.
+
+    `forward` is f's trace (None when f could not be traced: then `f` and
+    `grad_fn` are the Python callables, run eagerly)."""
+
+    __slots__ = ("f", "grad_fn", "out_types", "in_types", "forward", "_untraced", "__name__")
+
+    def __init__(self, f, grad_fn, out_types, in_types, forward=None, name=None):
+        self.f = f
+        self.grad_fn = grad_fn
+        self.out_types = out_types
+        self.in_types = in_types
+        self.forward = forward
+        self._untraced = None
+        self.__name__ = name or getattr(f, "__name__", "custom_gradient")
+
+    def vjp_params(self, index: int) -> dict:
+        """custom_vjp's params for output `index`: its rules are this op's rules.
+
+        For an untraced f there is no primal Function (fn=None: only the
+        derivative rules, which never read it, receive these params), no
+        residuals, and bwd is grad_fn traced on its own, the values it
+        closes over being constants (they are this call's values).
+        """
+        if self.forward is not None:
+            return self.forward.vjp_params(index)
+        if self._untraced is None:
+            self._untraced = _untraced_rules(self)
+        fwd, bwd, wrt = self._untraced
+        return dict(fn=None, fwd=fwd, bwd=bwd, wrt=wrt, index=index, name=self.__name__)
+
+
+# --- the eager op's rules --------------------------------------------------------------
+shape_rules[custom_gradient_p] = lambda *xs, call, index: call.out_types[index]
+
+
+def _impl(*xs, call, index):
+    if call.forward is not None:
+        return ir.eval_function(call.forward.output(index), list(xs))[0]
+    with paused_tapes():
+        y, _ = call.f(*[Tensor(x) for x in xs])
+    return tree.flatten(y)[index].numpy()
+
+
+def _vjp(ct, out, *ins, call, index):
+    return vjp_rules[custom_vjp_p](ct, out, *ins, **call.vjp_params(index))
+
+
+def _jvp(ts, out, *ins, call, index):
+    return jvp_rules[custom_vjp_p](ts, out, *ins, **call.vjp_params(index))
+
+
+def _untraced_rules(call):
+    """(fwd, bwd, wrt) of a call whose f ran eagerly: grad_fn traced alone."""
+    label = f"custom_gradient function '{call.__name__}'"
+    piece = trace_piece(lambda *cts: call.grad_fn(*upstream_arguments(cts, call.out_types)), call.out_types,
+                        f"the grad_fn of {label}")
+    wrt, atoms = checked_gradients(piece.out, call.in_types, call.__name__)
+    captured = free_vars(piece, atoms)
+    if captured:
+        raise CustomRuleError(
+            f"{label}: grad_fn reads {len(captured)} traced value(s) of an enclosing function; "
+            "pass them to the custom_gradient function as arguments"
+        )
+    fwd = ir.Function([ir.Var(t) for t in call.in_types], [], [])  # no residuals
+    return fwd, build(piece, atoms), wrt
+
+
+def _batch(axis_size, ins, batched, *, call, index):
+    if call.forward is not None:
+        return batching_rules[custom_vjp_p](axis_size, ins, batched, **call.vjp_params(index))
+    return _batch_by_rows(axis_size, ins, batched, call, index)
+
+
+def _batch_by_rows(axis_size, ins, batched, call, index):
+    """An untraced f can only run on one batch element at a time: one equation per row."""
+    from ..ir.ops import broadcast_to, concatenate, reshape, slice
+
+    out_type = call.out_types[index]
+    b = next(x for x in ins).builder
+    if axis_size == 0:
+        return broadcast_to(b.literal(0, out_type.dtype), (0,) + out_type.shape)
+    rows = []
+    for r in range(axis_size):
+        args = []
+        for x, bd in zip(ins, batched):
+            if bd:
+                row = slice(x, (r,) + (0,) * (x.ndim - 1), (r + 1,) + x.shape[1:])
+                x = reshape(row, x.shape[1:])
+            args.append(x)
+        y = ir.bind(custom_gradient_p, *args, call=call, index=index)
+        rows.append(reshape(y, (1,) + y.shape))
+    return rows[0] if len(rows) == 1 else concatenate(rows, 0)
+
+
+impls[custom_gradient_p] = _impl
+vjp_rules[custom_gradient_p] = _vjp
+jvp_rules[custom_gradient_p] = _jvp
+batching_rules[custom_gradient_p] = _batch
+
+
+def upstream_arguments(cts, types) -> list:
+    """grad_fn's arguments: the cotangents, zeros for outputs that carry none (integers)."""
+    return [c if t.is_float else Tensor(np.zeros(t.shape, t.dtype)) for c, t in zip(cts, types)]
+
+
+def checked_gradients(grads, in_types, name):
+    """(positions of float inputs with a gradient, their atoms), checked against the inputs.
+
+    Raises:
+      CustomRuleError: the wrong number of gradients, or one of the wrong shape or dtype.
+    """
+    label = f"custom_gradient function '{name}'"
+    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+    if len(grads) != len(in_types):
+        raise CustomRuleError(
+            f"{label}: grad_fn returned {len(grads)} gradients for {len(in_types)} inputs; "
+            "return one per input (None for no gradient)"
+        )
+    wrt, atoms = [], []
+    for k, (g, t) in enumerate(zip(grads, in_types)):
+        atom = gradient_atom(g, t, label, f"gradient {k}", f"input {k}")
+        if atom is not None and t.is_float:
+            wrt.append(k)
+            atoms.append(atom)
+    return tuple(wrt), atoms
