@@ -35,6 +35,7 @@ from .staging import (  # noqa: F401
     vjp,
     vmap,
 )
+from .staging.sparse import COOTriple, sparse_hessian, sparse_jacobian  # noqa: F401
 from .tracer import (  # noqa: F401
     ConcretizationError,
     GradientTape,

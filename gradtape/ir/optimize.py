@@ -146,6 +146,7 @@ def simplify(fn: Function) -> Function:
     """
     neg_of = {}  # Var -> the operand of the `neg` that defines it
     splat_of = {}  # Var -> the scalar Literal it is a broadcast of
+    defining = {}  # Var -> its (rewritten) equation, to recognize an identity matrix
 
     def is_constant(a, value) -> bool:
         return _scalar_literal(a) and a.value == value
@@ -198,13 +199,14 @@ def simplify(fn: Function) -> Function:
                 return Eqn(all_ops["broadcast_to"], (Literal(np.array(1, out.type.dtype)),),
                            {"shape": out.type.shape}, eqn.outvars)
         elif name == "contract":
-            return _contract_with_identity(eqn)
+            return _contract_with_identity(eqn, defining)
         return None
 
     def rewrite(eqn):
         if eqn.op.name == "broadcast_to" and _scalar_literal(eqn.inputs[0]):
             splat_of[eqn.outvars[0]] = eqn.inputs[0]
         new = unsplat(eqn) if eqn.op in elementwise_ops else eqn
+        defining[new.outvars[0]] = new
         replaced = identity(new)
         if type(replaced) is Eqn and replaced.op.name == "broadcast_to" and _scalar_literal(replaced.inputs[0]):
             splat_of[replaced.outvars[0]] = replaced.inputs[0]
@@ -215,14 +217,35 @@ def simplify(fn: Function) -> Function:
     return _rewrite(fn, rewrite)
 
 
-def _is_identity_matrix(a) -> bool:
-    if type(a) is not Literal or a.value.ndim != 2 or a.value.shape[0] != a.value.shape[1]:
+def _is_index_literal(a, shape) -> bool:
+    """a is the Literal arange(n) with the given shape ((n,) or (n, 1))."""
+    if type(a) is not Literal or a.value.shape != shape or a.value.dtype.kind not in "iu":
         return False
-    v = a.value
-    return np.count_nonzero(v) == v.shape[0] and bool(np.all(np.diagonal(v) == 1))
+    return bool(np.array_equal(a.value.reshape(-1), np.arange(shape[0])))
 
 
-def _contract_with_identity(eqn):
+def _is_identity_matrix(a, defining) -> bool:
+    """a is an identity matrix: a Literal one, or `cast(eq(i[:, None], j))` of index Literals
+    (how the Jacobian transforms build their basis without an n x n constant)."""
+    ty = a.type
+    if len(ty.shape) != 2 or ty.shape[0] != ty.shape[1]:
+        return False
+    if type(a) is Literal:
+        v = a.value
+        return np.count_nonzero(v) == v.shape[0] and bool(np.all(np.diagonal(v) == 1))
+    cast = defining.get(a)
+    if cast is None or cast.op.name != "cast" or type(cast.inputs[0]) is not Var:
+        return False
+    eq = defining.get(cast.inputs[0])
+    if eq is None or eq.op.name != "eq":
+        return False
+    n = ty.shape[0]
+    x, y = eq.inputs
+    return (_is_index_literal(x, (n, 1)) and _is_index_literal(y, (n,))) or (
+        _is_index_literal(x, (n,)) and _is_index_literal(y, (n, 1)))
+
+
+def _contract_with_identity(eqn, defining):
     """`contract[x, I]` summing x's letter p against I's (p, q): x with p renamed q, transposed.
 
         { a:f64[2,3] . b:f64[3,2] = contract[spec='ij,kj->ki'] a eye3 -> b }   # eye3 = identity
@@ -232,7 +255,7 @@ def _contract_with_identity(eqn):
 
     la, lb, lo = parse_spec(eqn.params["spec"])
     for x, lx, eye, le in ((eqn.inputs[0], la, eqn.inputs[1], lb), (eqn.inputs[1], lb, eqn.inputs[0], la)):
-        if not _is_identity_matrix(eye):
+        if not _is_identity_matrix(eye, defining):
             continue
         for p, q in ((le[0], le[1]), (le[1], le[0])):
             if p in lx and p not in lo and q not in lx and q in lo:

@@ -12,9 +12,11 @@ A Jacobian block d out_j / d in_k has shape out_j.shape + in_k.shape (JAX's
 layout); the builders return the blocks j-major: (out 0, in 0), (out 0, in
 1), ..., (out 1, in 0), ...
 
-The basis is a Literal: jacfwd feeds the identity as the batched tangent, so
-the first equation touching it is a product with the identity, which the
-optimizer folds away (`contract` with an identity operand is a relabeling).
+The basis is built by equations, `cast(eq(i[:, None], j))` of two index
+Literals, never as an n x n constant (which would be compiled into the
+code). jacfwd feeds it as the batched tangent, so the first equation
+touching it is a product with the identity, which the optimizer folds away
+(`contract` with an identity operand is a relabeling).
 """
 from __future__ import annotations
 
@@ -62,8 +64,8 @@ def jacfwd_function(fn: ir.Function, wrt) -> ir.Function:
     invars = [ir.Var(v.type) for v in fn.invars]
     basis, offset = [], 0
     for i, size in zip(wrt, sizes):
-        block = np.eye(total, dtype=fn.invars[i].type.dtype)[:, offset:offset + size]
-        basis.append(ir.Literal(block.reshape((total,) + fn.invars[i].type.shape)))
+        ty = fn.invars[i].type
+        basis.append(basis_block(b, total, offset, size, ty.dtype, (total,) + ty.shape))
         offset += size
     outs = inline(batched, b, invars + basis)
     blocks = []
@@ -74,6 +76,14 @@ def jacfwd_function(fn: ir.Function, wrt) -> ir.Function:
             blocks.append(ir.ops.reshape(part, v.type.shape + fn.invars[i].type.shape).atom)
             offset += size
     return ir.dce(ir.Function(invars, b.eqns, blocks))
+
+
+def basis_block(b: ir.Builder, total: int, start: int, size: int, dtype, shape):
+    """Columns start..start+size of the identity of order `total`, reshaped to `shape`, as an atom."""
+    rows = b.literal(np.arange(total).reshape(total, 1))
+    cols = b.literal(np.arange(start, start + size))
+    eye = ir.ops.cast(ir.ops.eq(rows, cols), np.dtype(dtype))
+    return ir.ops.reshape(eye, shape).atom
 
 
 def _take_last(sym, start: int, size: int):
@@ -101,7 +111,7 @@ def jacrev_function(fn: ir.Function, wrt) -> ir.Function:
         cts = []
         for k, w in enumerate(fn.outvars):
             if k == j:
-                cts.append(ir.Literal(np.eye(size, dtype=w.type.dtype).reshape((size,) + w.type.shape)))
+                cts.append(basis_block(b, size, 0, size, w.type.dtype, (size,) + w.type.shape))
             else:
                 cts.append(ir.Literal(np.zeros(w.type.shape, w.type.dtype)))
         outs = inline(batched, b, invars + cts)

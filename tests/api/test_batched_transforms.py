@@ -235,3 +235,16 @@ def test_jacobian_and_hessian_compile_to_one_native_call():
     for staged in (jac, hess):
         info = staged.cache_info()
         assert (info.traces, info.compiles) == (1, 1)
+
+
+def test_forward_mode_jacobian_folds_the_identity_basis_away():
+    """The basis is built from index literals and the optimizer turns the
+    product W @ I into a transpose: one matrix-vector contraction remains,
+    and no n x n constant is compiled into the program."""
+    W = RNG.normal(size=(6, 6))
+    jac = gt.jacfwd(lambda x, W: gt.tanh(W @ x) + x ** 3)
+    x = RNG.normal(size=6)
+    np.testing.assert_allclose(jac(x, W), (1 - np.tanh(W @ x) ** 2)[:, None] * W + np.diag(3 * x ** 2), rtol=1e-14)
+    (program,) = jac._programs.values()
+    assert [e.op.name for e in program.fn.eqns].count("contract") == 1
+    assert all(a.value.size <= 6 for e in program.fn.eqns for a in e.inputs if isinstance(a, gt.ir.Literal))
