@@ -18,6 +18,7 @@ from . import ir  # noqa: F401
 from . import runtime  # noqa: F401
 from . import testing  # noqa: F401
 from .api import constant, stop_gradient  # noqa: F401
+from .aot import AotFunction, ShapeDtype, cache_info, clear_cache, compile, export_c, load  # noqa: F401,A004
 from .custom_derivatives import CustomRuleError, custom_jvp, custom_vjp  # noqa: F401
 from .functions import *  # noqa: F401,F403
 from .staging import (  # noqa: F401

@@ -21,9 +21,16 @@ The function writes every output and nothing outside the outputs and arena.
 runtime registers (llvm.add_symbol) before finalizing; `lowered.libraries`
 lists shared libraries to load first (e.g. libmvec.so.1). Ops that cannot be
 compiled raise `Unsupported`, and the runtime falls back to the interpreter.
+
+`lower(fn, name, blas=False)` lowers every contraction to loops instead of
+calls into NumPy's bundled OpenBLAS, for code that must run without NumPy
+(gradtape.export_c). `external_address(symbol)` finds, in this process, an
+external that Lowered.externals named when the code was generated (for
+machine code loaded from a cache or a file).
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 
 CODEGEN_VERSION = 2  # bump when generated code changes: it keys every cache
@@ -44,8 +51,37 @@ class Lowered:
     libraries: tuple = ()
 
 
-def lower(fn, name: str = "gradtape_fn") -> Lowered:
-    """Lower `fn` to LLVM IR (see the module docstring for the calling convention)."""
+_use_blas = contextvars.ContextVar("gradtape_codegen_use_blas", default=True)
+
+
+def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
+    """Lower `fn` to LLVM IR (see the module docstring for the calling convention).
+
+    Args:
+        fn: the ir.Function.
+        name: the symbol of the entry function.
+        blas: large contractions call NumPy's OpenBLAS (True) or are loops (False).
+    """
     from .lowering import lower_function
 
-    return lower_function(fn, name)
+    if blas:
+        return lower_function(fn, name)
+    token = _use_blas.set(False)
+    try:
+        return lower_function(fn, name)
+    finally:
+        _use_blas.reset(token)
+
+
+def blas_allowed() -> bool:
+    """Whether the lowering in progress may call BLAS (see `lower`)."""
+    return _use_blas.get()
+
+
+def external_address(symbol: str) -> int | None:
+    """The address in this process of an external generated code may name in
+    Lowered.externals (BLAS routines), or None when it is not one of those
+    (libraries' symbols, such as libmvec's, resolve by loading the library)."""
+    from . import blas
+
+    return blas.symbol_address(symbol)

@@ -3,20 +3,21 @@
 numpy ships an ILP64 OpenBLAS with suffixed symbols (`scipy_cblas_dgemm64_`)
 in numpy.libs (LLVMLITE_FACTS §4, §10.9). Generated code declares the
 function by name; its address travels in `Lowered.externals` for the runtime
-to register, which keeps compiled objects cacheable (no baked addresses).
+to register, which keeps compiled objects cacheable (no baked addresses). Loading a
+cached object needs only `symbol_address`, so this module imports nothing of
+code generation's heavier modules (the math library): a disk cache load
+stays a few milliseconds.
 """
 from __future__ import annotations
 
 import ctypes
 import functools
-import glob
 import os
 
 import llvmlite.ir as ir
 import numpy as np
 
 from .dtypes import F32, F64, I32, I64
-from .transcendental import declare
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
@@ -31,12 +32,17 @@ _SYMBOLS = {
 @functools.lru_cache(maxsize=None)
 def _library():
     """The loaded OpenBLAS of this NumPy, or None when it has none (then no BLAS path)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
-    for path in sorted(glob.glob(os.path.join(root, "numpy.libs", "libscipy_openblas64_*.so"))):
-        try:
-            return ctypes.CDLL(path)
-        except OSError:
-            continue
+    libs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(np.__file__))), "numpy.libs")
+    try:
+        names = sorted(os.listdir(libs))
+    except OSError:
+        return None
+    for name in names:
+        if name.startswith("libscipy_openblas64_") and name.endswith(".so"):
+            try:
+                return ctypes.CDLL(os.path.join(libs, name))
+            except OSError:
+                continue
     return None
 
 
@@ -52,6 +58,15 @@ def address(routine: str, dtype) -> tuple | None:
     except AttributeError:
         return None
     return name, ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def symbol_address(symbol: str) -> int | None:
+    """The address of the cblas routine named `symbol` (one of the names above), or None."""
+    for (routine, dtype), name in _SYMBOLS.items():
+        if name == symbol:
+            found = address(routine, dtype)
+            return found[1] if found else None
+    return None
 
 
 def gemm_address(dtype) -> tuple | None:
@@ -83,3 +98,11 @@ def declare_gemv(module: ir.Module, dtype) -> ir.Function:
     t = _float(dtype)
     p = t.as_pointer()
     return declare(module, name, ir.VoidType(), [I32, I32, I64, I64, t, p, I64, p, I64, t, p, I64])
+
+
+def declare(module: ir.Module, name: str, ret: ir.Type, args) -> ir.Function:
+    """The function `name` of `module`, declared on first use."""
+    try:
+        return module.get_global(name)
+    except KeyError:
+        return ir.Function(module, ir.FunctionType(ret, list(args)), name)

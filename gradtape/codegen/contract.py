@@ -16,7 +16,9 @@ instead: ?gemm with N = 1 ran 3-4x slower (4000 x 50 float64: 112-166 us
 against gemv's 33-42 us, as NumPy's X @ w). The free operand is the
 matrix, the other one a vector read with any positive stride.
 
-Small products and integer dtypes use a loop nest instead. Measured for
+Small products and integer dtypes use a loop nest instead, and so does every
+product when BLAS is off (`codegen.lower(..., blas=False)`: code that must
+run without NumPy, for gradtape.export_c). Measured for
 square n x n float64 matmuls (1 thread, shared 2-core Zen 3, noisy to about
 +-1 us): loop 0.7 / BLAS 2.7 us at n=16, 1.6 / 2.2 us at n=24, 4.7 / 4.7 us at
 n=32, 16 / 9.6 us at n=48, 70 / 38 us at n=64 (float32 alike), so products
@@ -29,7 +31,7 @@ import numpy as np
 
 from ..ir import TensorType
 from ..ir.ops.contract import parse_spec
-from . import blas
+from . import blas, blas_allowed
 from .dtypes import I32, constant
 from .nodes import Const, Map, Node, Reindex, View
 from .reductions import REDUCE_FLAGS
@@ -63,7 +65,7 @@ def lower_contract(ctx, eqn, a: Node, b: Node) -> View:
         ctx.add(Fill(dest, _product(dest.type, a, la, b, lb, lo) if k else Const(dest.type, 0)))
         return dest
     routine = "gemv" if m == 1 or n == 1 else "gemm"
-    symbol = blas.address(routine, dtype)
+    symbol = blas.address(routine, dtype) if blas_allowed() else None  # off: code for export_c
     if symbol is None or m * n * k < (BLAS_MIN_MK if routine == "gemv" else BLAS_MIN_MNK):
         ctx.add(ContractLoop(dest, _as_view(ctx, a, la, la), la, _as_view(ctx, b, lb, lb), lb, lo, summed))
         return dest

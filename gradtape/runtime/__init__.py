@@ -5,6 +5,7 @@
     cf(x, y, out=[buf])                # write into preallocated outputs
     fut = compile_function_async(fn)   # build in the background; interpreted(fn) meanwhile
     wait_for_compiles()                # block until no build is in flight
+    disk_cache.cache_info()            # the compile cache on disk (gradtape.cache_info())
 
 compile_function is thread-safe: two threads meeting the same Function
 compile it once. When code generation cannot handle a Function
@@ -12,8 +13,12 @@ compile it once. When code generation cannot handle a Function
 and says so (`cf.native is False`, `cf.fallback_reason`). Settings
 (background compiles, optimization level, IR dumps, ...) are in config.py.
 
+Compiled object code is also kept on disk (disk_cache.py, on by default;
+GRADTAPE_CACHE_DIR), so a new process loads what another one compiled.
+
 Files, in the order a compile goes through them: cache_key.py (what keys
 the cache), cache.py (the cache, compile_function, background compiles),
+disk_cache.py and entry_file.py (the cache on disk and its file format),
 build.py (lower, JIT, bind the entry points), jit.py (parse, optimize,
 emit an object, load it), elf.py (the symbols an object needs, checked
 before loading), target.py (host target machine and pass pipeline),
@@ -24,5 +29,14 @@ arena.py (scratch memory), config.py (settings), errors.py.
 """
 from . import config  # noqa: F401
 from .compiled import CompiledFunction  # noqa: F401  (first: compiled.py re-exports cache.py's names)
-from .cache import cache_info, clear_cache, compile_function, compile_function_async, interpreted, wait_for_compiles  # noqa: F401
+from .cache import (  # noqa: F401
+    cache_info,
+    clear_cache,
+    compile_function,
+    compile_function_async,
+    compile_function_if_cached,
+    interpreted,
+    wait_for_compiles,
+)
+from . import disk_cache  # noqa: F401
 from .errors import ArgumentError, CompileError, RuntimeLayerError  # noqa: F401

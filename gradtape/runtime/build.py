@@ -6,6 +6,13 @@ The stages and their timings (seconds, in `native.timings`): `lower`
 (gradtape.codegen builds llvmlite.ir), `ir_text` (str() of the module),
 then jit.py's `parse`, `optimize`, `emit_object`, `load`, and `entry` (the
 spec and the builtins binding fastcall.py's shared entry points to it).
+
+    native = load_native(in_types, out_types, meta, object_bytes)   # from stored machine code
+
+loads an object built earlier (the disk cache, a saved AOT function):
+`native_meta(native)` is what it needs besides the bytes (the kernel's
+name, arena size, the external symbols and libraries it calls), and the
+symbols are resolved in this process before the object is loaded.
 """
 from __future__ import annotations
 
@@ -38,13 +45,15 @@ class NativeFunction:
     `kernel` calls the kernel through ctypes with a `void**` array.
     """
 
-    def __init__(self, code, name, kernel_address, arena_bytes, timings):
+    def __init__(self, code, name, kernel_address, arena_bytes, timings, symbols=(), libraries=()):
         self.code = code
         self.name = name
         self.kernel = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(kernel_address)
         self.kernel_address = kernel_address
         self.arena_bytes = arena_bytes
         self.timings = timings
+        self.symbols = tuple(symbols)  # names of the externals the kernel calls (BLAS, libmvec)
+        self.libraries = tuple(libraries)
         self.new_entry = self.into_entry = None
         self.release_gil = True  # ctypes releases it; the fast entries say otherwise below
 
@@ -100,28 +109,66 @@ def build_native(fn) -> NativeFunction:
     lowered = _lower(fn, name)
     _check_lowered(lowered, fn, name)
     t1 = _lap(timings, "lower", t)
-
-    want_fast = config.fast_call and numpy_abi.LAYOUT is not None
-    # Work grows with the bytes touched, arena included; a big arena also belongs in the
-    # per-thread arena (shared by every kernel a thread runs) rather than held by this function.
-    touched = _nbytes(fn.in_types) + _nbytes(fn.out_types) + int(lowered.arena_bytes)
-    release_gil = touched >= config.release_gil_bytes
     kernel_ir = str(lowered.module)
     _lap(timings, "ir_text", t1)
 
     label = f"{name} = {_short(fn)}"
-    code = jit.jit_compile(kernel_ir, dict(lowered.externals), tuple(lowered.libraries), timings, label)
+    externals, libraries = dict(lowered.externals), tuple(lowered.libraries)
+    code = jit.jit_compile(kernel_ir, externals, libraries, timings, label)
+    native = NativeFunction(code, name, code.address(name), int(lowered.arena_bytes), timings,
+                            sorted(externals), libraries)
+    _bind_entries(native, fn.in_types, fn.out_types)
+    return native
 
+
+def native_meta(native: NativeFunction) -> dict:
+    """What load_native needs besides the object bytes (JSON-serializable)."""
+    return {
+        "name": native.name,
+        "arena_bytes": native.arena_bytes,
+        "symbols": list(native.symbols),
+        "libraries": list(native.libraries),
+    }
+
+
+def load_native(in_types, out_types, meta: dict, obj: bytes, label: str = "") -> NativeFunction:
+    """A NativeFunction from an object file built earlier, with entry points for this process.
+
+    The external symbols `meta` names are looked up here (codegen.external_address)
+    and its libraries loaded before the object is; jit.load_object then checks
+    every symbol the object needs resolves.
+
+    Raises:
+        CompileError: a symbol cannot be resolved, or the object lacks its kernel.
+    """
+    timings: dict = {}
+    name = meta["name"]
+    symbols, libraries = tuple(meta.get("symbols", ())), tuple(meta.get("libraries", ()))
+    externals = {}
+    for s in symbols:
+        address = codegen.external_address(s)
+        if address:
+            externals[s] = address
+    code = jit.load_object(obj, externals, libraries, timings, label or name)
+    native = NativeFunction(code, name, code.address(name), int(meta["arena_bytes"]), timings, symbols, libraries)
+    _bind_entries(native, in_types, out_types)
+    return native
+
+
+def _bind_entries(native: NativeFunction, in_types, out_types):
+    """Give `native` its METH_FASTCALL entry points (the `entry` stage), when NumPy's layout allows."""
     t = time.perf_counter()
-    native = NativeFunction(code, name, code.address(name), int(lowered.arena_bytes), timings)
-    if want_fast:
+    if config.fast_call and numpy_abi.LAYOUT is not None:
+        # Work grows with the bytes touched, arena included; a big arena also belongs in the
+        # per-thread arena (shared by every kernel a thread runs) rather than held by this function.
+        touched = _nbytes(in_types) + _nbytes(out_types) + native.arena_bytes
+        release_gil = touched >= config.release_gil_bytes
         # A kernel that keeps the GIL runs one thread at a time: its arena can be its own.
         arena = EMPTY if release_gil or not native.arena_bytes else aligned_empty(native.arena_bytes)
-        spec = fastcall.make_spec(native.kernel_address, fn.in_types, fn.out_types, release_gil, arena.ctypes.data)
-        native.new_entry, native.into_entry = fastcall.entry_points(spec, (code, arena))
+        spec = fastcall.make_spec(native.kernel_address, in_types, out_types, release_gil, arena.ctypes.data)
+        native.new_entry, native.into_entry = fastcall.entry_points(spec, (native.code, arena))
         native.release_gil = release_gil
-    timings["entry"] = time.perf_counter() - t
-    return native
+    native.timings["entry"] = time.perf_counter() - t
 
 
 def _lap(timings: dict, stage: str, t0: float) -> float:

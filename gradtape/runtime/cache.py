@@ -13,6 +13,14 @@ serializes them (LLVM's global state is not thread-safe).
 A build that fails (CompileError with config.compile_errors == "raise")
 hands its exception to every waiter and leaves no entry, so the next call
 tries again.
+
+A build first looks in the disk cache (disk_cache.py, keyed by
+cache_key.disk_key): an entry there is loaded (a `disk_load`: no lowering,
+no LLVM passes) instead of compiled, and a compiled Function's object code
+is written there for the next process. The disk is skipped while IR dumps
+are on (config.dump: they show what a compile does) and when
+gradtape.codegen.lower is not the real code generator (tests put a
+hand-made one in its place).
 """
 from __future__ import annotations
 
@@ -22,9 +30,10 @@ import threading
 import time
 import warnings
 
-from . import config, target
-from .build import Fallback, build_native
-from .cache_key import cache_key
+from .. import codegen
+from . import config, disk_cache, target
+from .build import Fallback, build_native, load_native, native_meta
+from .cache_key import cache_key, disk_key
 from .compiled import CompiledFunction
 from .errors import CompileError
 
@@ -32,10 +41,11 @@ _lock = threading.Lock()
 _entries: dict = {}
 _in_flight: set = set()  # Futures of builds not finished (also those clear_cache forgot)
 _generation = 0  # bumped by clear_cache, so builds started before it do not count after it
-_COUNTERS = ("hits", "misses", "compiles", "native", "fallbacks", "errors")
+_COUNTERS = ("hits", "misses", "compiles", "disk_loads", "native", "fallbacks", "errors")
 _stats: dict = dict.fromkeys(_COUNTERS, 0)
 _stats["compile_seconds"] = 0.0
 _executor = None
+_real_lower = codegen.lower  # the disk cache holds only what the real code generator made
 
 
 def _lookup(fn):
@@ -54,10 +64,19 @@ def _lookup(fn):
         return fut, _generation, key
 
 
-def _build(fn) -> CompiledFunction:
+def _build(fn, key=None) -> CompiledFunction:
     t0 = time.perf_counter()
+    name = _disk_name(fn, key)
     try:
-        cf = CompiledFunction(fn, build_native(fn))
+        native = _load_from_disk(fn, name) if name else None
+        loaded = native is not None
+        if not loaded:
+            native = build_native(fn)
+            if name:
+                disk_cache.write(name, dict(native_meta(native), kind="kernel", types=_types_text(fn)),
+                                 native.code.object_bytes)
+        cf = CompiledFunction(fn, native)
+        cf.loaded_from_disk = loaded
     except Fallback as e:
         cf = CompiledFunction(fn, fallback_reason=str(e))
     except Exception as e:  # a bug in code generation or LLVM: never a crash, maybe a fallback
@@ -76,9 +95,40 @@ def _build(fn) -> CompiledFunction:
     return cf
 
 
+def _disk_name(fn, key):
+    """fn's disk cache key, or None when the disk cache is not to be used for it."""
+    if config.dump or codegen.lower is not _real_lower or not disk_cache.enabled():
+        return None
+    return disk_key(fn, key)
+
+
+def _types_text(fn) -> str:
+    return f"({', '.join(map(str, fn.in_types))}) -> ({', '.join(map(str, fn.out_types))})"
+
+
+def _load_from_disk(fn, name):
+    """The NativeFunction stored under `name`, or None (a miss, or an entry that cannot be loaded here)."""
+    t = time.perf_counter()
+    entry = disk_cache.read(name, "kernel")
+    if entry is None:
+        return None
+    meta, obj = entry
+    if meta.get("types") != _types_text(fn):
+        disk_cache.reject(name, f"it holds a kernel of types {meta.get('types')}, not {_types_text(fn)}")
+        return None
+    read_seconds = time.perf_counter() - t
+    try:
+        native = load_native(fn.in_types, fn.out_types, meta, obj, label=f"{meta.get('name')} = {_short(fn)}")
+    except (CompileError, KeyError, TypeError, ValueError) as e:
+        disk_cache.reject(name, f"cannot be loaded: {e}")
+        return None
+    native.timings["disk_read"] = read_seconds
+    return native
+
+
 def _run(fn, fut, generation, key):
     try:
-        cf = _build(fn)
+        cf = _build(fn, key)
     except BaseException as e:
         with _lock:
             if generation == _generation:
@@ -89,7 +139,7 @@ def _run(fn, fut, generation, key):
     else:
         with _lock:
             if generation == _generation:
-                _stats["compiles"] += 1
+                _stats["disk_loads" if cf.loaded_from_disk else "compiles"] += 1
                 _stats["native" if cf.native else "fallbacks"] += 1
                 _stats["compile_seconds"] += cf.compile_seconds
         fut.set_result(cf)
@@ -120,6 +170,29 @@ def compile_function(fn) -> CompiledFunction:
     if generation is not None:
         _run(fn, fut, generation, key)
     return fut.result()
+
+
+def compile_function_if_cached(fn) -> CompiledFunction | None:
+    """compile_function(fn) when it costs no compile: built already in this
+    process, or loadable from the disk cache (a few ms); else None.
+
+    For callers that serve a new Function with the interpreter while it
+    compiles in the background: with this they first take native code
+    that is at hand, so a warm disk cache makes even the first call native.
+
+    Example:
+        >>> cf = compile_function_if_cached(fn)
+        >>> run = cf if cf is not None else interpreted(fn)   # and compile_function_async(fn)
+    """
+    key = cache_key(fn)
+    with _lock:
+        fut = _entries.get(key)
+    if fut is not None:
+        return fut.result() if fut.done() and fut.exception() is None else None
+    name = _disk_name(fn, key)
+    if name is None or not disk_cache.has(name):
+        return None
+    return compile_function(fn)  # a disk load (or, if the entry turns out unusable, a compile)
 
 
 def compile_function_async(fn) -> concurrent.futures.Future:
@@ -199,9 +272,12 @@ def cache_info() -> dict:
     Returns:
         dict with `hits` (lookups that found an entry, built or being
         built), `misses` (lookups that started a build), `compiles` (builds
-        finished), `native` and `fallbacks` (how they ended), `errors`
-        (builds that raised), `compile_seconds` (their total wall time),
-        `entries` (keys held) and `in_flight` (builds not finished).
+        finished by code generation and LLVM), `disk_loads` (builds
+        finished by loading object code from the disk cache), `native` and
+        `fallbacks` (how builds ended), `errors` (builds that raised),
+        `compile_seconds` (the builds' total wall time), `entries` (keys
+        held) and `in_flight` (builds not finished). The disk cache's own
+        counters are gradtape.cache_info()'s.
     """
     with _lock:
         info = dict(_stats)

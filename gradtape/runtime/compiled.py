@@ -48,6 +48,7 @@ class CompiledFunction:
         call_path: "fastcall", "ctypes" or "interpreter".
         fallback_reason: why the interpreter serves this Function (or None).
         compile_seconds: wall time spent building it; compile_stages splits it.
+        loaded_from_disk: True when the machine code came from the disk cache.
         arena_bytes: scratch memory a call uses.
         entry: the raw entry point for hot loops: `cf.entry(*inputs)` returns
             the list of outputs, or NotImplemented when an argument is not
@@ -66,13 +67,14 @@ class CompiledFunction:
         [array([1., 2., 3.])]
     """
 
-    def __init__(self, fn: ir.Function, native=None, fallback_reason: str | None = None):
+    def __init__(self, fn: ir.Function | None, native=None, fallback_reason: str | None = None, types=None):
         self.fn = fn
-        self.in_types = fn.in_types
-        self.out_types = fn.out_types
+        # Machine code loaded from a file comes without its Function: then `types` gives the signature.
+        self.in_types, self.out_types = (fn.in_types, fn.out_types) if fn is not None else map(tuple, types)
         self.native = native is not None
         self.fallback_reason = fallback_reason
         self.compile_seconds = 0.0
+        self.loaded_from_disk = False
         self.compile_stages = dict(native.timings) if native is not None else {}
         self.arena_bytes = native.arena_bytes if native is not None else 0
         self._native = native  # keeps the machine code alive

@@ -133,13 +133,22 @@ def jit_compile(kernel_ir: str, externals: dict, libraries, timings: dict, label
         CompileError when LLVM rejects the IR or a symbol cannot be resolved.
     """
     with target.llvm_lock:
+        obj = compile_object(kernel_ir, externals, libraries, timings, label, level, vectorize)
+        return load_object(obj, externals, libraries, timings, label)
+
+
+def compile_object(kernel_ir: str, externals: dict, libraries, timings: dict, label: str = "",
+                   level: int | None = None, vectorize: bool = True, machine=None) -> bytes:
+    """The object file of one module given as LLVM IR text (the `parse`, `optimize`, `emit_object` stages).
+
+    Args: as jit_compile; `machine` is the TargetMachine to emit with
+    (default: the host's JIT machine, target.host_machine()).
+    Returns:
+        The object file's bytes, every symbol it needs resolvable in this process.
+    """
+    with target.llvm_lock:
         t = time.perf_counter()
-        try:
-            module = llvm.parse_assembly(kernel_ir)
-            module.verify()
-        except RuntimeError as e:
-            raise CompileError(f"LLVM rejected the IR of {label}: {e}") from None
-        target.prepare_module(module)
+        module = _parse(kernel_ir, label)
         _dump("llvm", lambda: str(module), label)
         t = _timed(timings, "parse", t)
 
@@ -154,15 +163,32 @@ def jit_compile(kernel_ir: str, externals: dict, libraries, timings: dict, label
                 f"generated code for {label} uses symbols this process cannot resolve: "
                 f"{', '.join(missing)} (codegen must list them in Lowered.externals or .libraries)"
             )
-        obj = target.emit_object(module)
-        _dump("asm", lambda: target.emit_assembly(module), label)
-        t = _timed(timings, "emit_object", t)
+        machine = machine or target.host_machine()
+        obj = machine.emit_object(module)
+        _dump("asm", lambda: machine.emit_assembly(module), label)
+        _timed(timings, "emit_object", t)
+        return obj
 
+
+def load_object(obj: bytes, externals: dict, libraries, timings: dict, label: str = "") -> NativeCode:
+    """Load an object file into a fresh MCJIT engine (the `load` stage).
+
+    Every symbol the object leaves undefined is checked first (registering
+    `externals`, loading `libraries`): an unresolved one would crash the
+    process inside LLVM instead of raising.
+
+    Raises:
+        CompileError naming the symbols this process cannot resolve.
+    """
+    with target.llvm_lock:
+        t = time.perf_counter()
+        register_symbols(externals, libraries)
         missing = _unresolvable(elf.undefined_symbols(obj) or ())
         if missing:
             raise CompileError(
                 f"machine code for {label} calls symbols this process cannot resolve: {', '.join(missing)} "
-                "(added by instruction selection; codegen must register them in Lowered.externals)"
+                "(added by instruction selection, or a cached object whose libraries are missing; "
+                "codegen must register them in Lowered.externals)"
             )
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target.new_target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))

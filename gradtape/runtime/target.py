@@ -85,6 +85,37 @@ def host_machine() -> llvm.TargetMachine:
     return _machine("tm", 3)
 
 
+def pic_machine() -> llvm.TargetMachine:
+    """A TargetMachine for this CPU emitting position-independent code for a shared library
+    (relocation model PIC, the default small code model: what `cc -shared` links)."""
+    tm = _state.get("pic")
+    if tm is None:
+        with llvm_lock:
+            tm = _state.get("pic")
+            if tm is None:
+                _initialize()
+                tm = _state["pic"] = _state["target"].create_target_machine(
+                    cpu=_state["cpu"], features=_state["features"], opt=3,
+                    reloc="pic", codemodel="default", jit=False,
+                )
+    return tm
+
+
+def identity() -> dict:
+    """What machine code generated here is specialized to: CPU name and features, triple,
+    LLVM and llvmlite versions (keys the disk cache; checked when an AOT file is loaded)."""
+    _initialize()
+    import llvmlite
+
+    return {
+        "triple": _state["triple"],
+        "cpu": _state["cpu"],
+        "features": _state["features"],
+        "llvm": ".".join(map(str, llvm.llvm_version_info)),
+        "llvmlite": llvmlite.__version__,
+    }
+
+
 def describe() -> str:
     """The CPU name, triple and LLVM version compiled code is specialized to (for cache keys and reports)."""
     _initialize()

@@ -1,0 +1,58 @@
+"""The command line: `python -m gradtape aot ...` and `python -m gradtape inspect ...`.
+
+    python -m gradtape aot losses:loss --shape w=3,4 --shape x=4 --value-and-grad -o libloss.so
+    python -m gradtape inspect losses:loss --shape w=3,4 --shape x=4 --llvm --graph loss.svg
+
+`aot` exports a C shared library and header (gradtape.export_c) and can
+save the compiled function (--save, for gradtape.load); `inspect` prints the
+traced, adjoint and optimized IR (and LLVM IR) with the time of each stage
+and draws the graphs with their fused kernels.
+
+Files: targets.py (module:function and --shape), aot_command.py,
+inspect_command.py, stages.py (the timed pipeline), graph.py (layout of
+a Function's graph with its kernels), svg.py and png.py (drawing it).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .targets import UsageError
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import aot_command, inspect_command
+
+    parser = argparse.ArgumentParser(prog="python -m gradtape", description="gradtape's command line")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{aot,inspect}")
+    aot_command.add_parser(commands)
+    inspect_command.add_parser(commands)
+    return parser
+
+
+def add_target_arguments(p: argparse.ArgumentParser):
+    """The arguments both commands take: the function and its argument shapes."""
+    p.add_argument("target", help="module:function (importable from here) or path/to/file.py:function")
+    p.add_argument("--shape", action="append", default=[], metavar="[NAME=]D0,D1,...[:DTYPE]",
+                   help="one per argument, in order: its shape (and dtype), e.g. x=3,4 or x=3,4:float32; "
+                        "x= is a scalar")
+    p.add_argument("--dtype", default="float64", help="dtype of arguments whose --shape names none (float64)")
+
+
+def main(argv=None) -> int:
+    """Run the command line on `argv` (default: sys.argv[1:]); returns the exit status.
+
+    0 on success; 2 for arguments that cannot be used (the message says what
+    to write instead); 1 when compiling or exporting fails (gradtape.aot.AotError).
+    """
+    from ..aot import AotError
+
+    args = _parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as e:
+        print(f"python -m gradtape {args.command}: {e}", file=sys.stderr)
+        return 2
+    except AotError as e:
+        print(f"python -m gradtape {args.command}: {e}", file=sys.stderr)
+        return 1
