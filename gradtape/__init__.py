@@ -49,4 +49,10 @@ from .tracer import (  # noqa: F401
     make_ir,
 )
 
+# Optimization loops: optimizers and schedules, the compiled training step, SciPy interop
+# (gradtape.scipy imports SciPy only when minimize is called).
+from . import optimizers  # noqa: F401,E402
+from . import scipy  # noqa: F401,E402
+from .training import TrainStep, train_step  # noqa: F401,E402
+
 __version__ = "0.1.0"
