@@ -77,7 +77,21 @@ def _positive_steps(name: str, value) -> float:
     return value
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _RateDecay(LearningRateSchedule):
+    """A rate decayed by `decay_rate` as `step / decay_steps` grows (floored with staircase)."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False):
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = _positive_steps(f"{type(self).__name__}: decay_steps", decay_steps)
+        self.decay_rate = decay_rate
+        self.staircase = bool(staircase)
+
+    def _progress(self, step, ops):
+        p = step / self.decay_steps
+        return ops.floor(p) if self.staircase else p
+
+
+class ExponentialDecay(_RateDecay):
     """`initial_learning_rate * decay_rate ** (step / decay_steps)` (Keras's ExponentialDecay).
 
     Args:
@@ -95,20 +109,11 @@ class ExponentialDecay(LearningRateSchedule):
         0.05
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = _positive_steps("ExponentialDecay: decay_steps", decay_steps)
-        self.decay_rate = decay_rate
-        self.staircase = bool(staircase)
-
     def _at(self, step, ops):
-        p = step / self.decay_steps
-        if self.staircase:
-            p = ops.floor(p)
-        return self.initial_learning_rate * self.decay_rate ** p
+        return self.initial_learning_rate * self.decay_rate ** self._progress(step, ops)
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_RateDecay):
     """`initial_learning_rate / (1 + decay_rate * step / decay_steps)` (Keras's InverseTimeDecay).
 
     Args:
@@ -121,17 +126,8 @@ class InverseTimeDecay(LearningRateSchedule):
         0.5
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = _positive_steps("InverseTimeDecay: decay_steps", decay_steps)
-        self.decay_rate = decay_rate
-        self.staircase = bool(staircase)
-
     def _at(self, step, ops):
-        p = step / self.decay_steps
-        if self.staircase:
-            p = ops.floor(p)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
+        return self.initial_learning_rate / (1.0 + self.decay_rate * self._progress(step, ops))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):

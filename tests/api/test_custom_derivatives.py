@@ -12,27 +12,12 @@ import pytest
 import gradtape as gt
 from gradtape import ir
 from gradtape.tracer import backward_cache
+from tests.custom_rule import rule, rule_fd, rule_fd2
 
 from ._numeric import numeric_grad
 
 X = np.array([-1.3, -0.2, 0.4, 1.7])
 T = np.array([0.5, -1.0, 2.0, 0.25])
-H = 1e-4  # finite-difference step on the analytic first derivative
-
-
-def rule(x):
-    """The custom first derivative (analytic, NumPy)."""
-    return x * np.exp(-x * x / 2)
-
-
-def rule_fd(x):
-    """Its derivative by central differences: what the second derivative must be."""
-    return (rule(x + H) - rule(x - H)) / (2 * H)
-
-
-def rule_fd2(x):
-    """Its second derivative by central differences: what the third derivative must be."""
-    return (rule(x + H) - 2 * rule(x) + rule(x - H)) / H**2
 
 
 def _rule(x):

@@ -14,22 +14,10 @@ from gradtape import ir
 from gradtape.ir.inline import substitute_inputs
 from gradtape.tracer.custom_gradient import custom_gradient_p
 from gradtape.testing import check_grads
+from tests.custom_rule import rule, rule_fd, rule_fd2
 
 X = np.array([-1.3, -0.2, 0.4, 1.7])
 T = np.array([0.5, -1.0, 2.0, 0.25])
-H = 1e-4
-
-
-def rule(x):
-    return x * np.exp(-x * x / 2)
-
-
-def rule_fd(x):
-    return (rule(x + H) - rule(x - H)) / (2 * H)
-
-
-def rule_fd2(x):
-    return (rule(x + H) - 2 * rule(x) + rule(x - H)) / H**2
 
 
 @gt.custom_gradient
