@@ -162,7 +162,7 @@ class TrainStep:
     def _check_finite(self, flags, params, leaves, it):
         for k, flag in enumerate(flags):
             if flag != 0.0:  # sum(g * 0) is 0 for a finite g, NaN otherwise
-                who = checks.describe_path(checks.leaf_paths(params)[k], k, leaves[k])
+                who = checks.describe_path(tree.leaf_paths(params)[k], k, leaves[k])
                 raise checks.non_finite_error(f"train_step({self._name})", who, None, it)
 
     def cache_info(self):
@@ -242,7 +242,7 @@ def _parameter_array(x, params, k: int, name: str) -> np.ndarray:
     elif isinstance(x, Variable):
         if x.dtype.kind == "f":
             return x.numpy()
-    who = checks.describe_path(checks.leaf_paths(params)[k], k, x)
+    who = checks.describe_path(tree.leaf_paths(params)[k], k, x)
     if isinstance(x, (np.ndarray, Variable)):
         checks.check_float_parameter(f"train_step({name})", who, x)
         raise TypeError(

@@ -18,6 +18,7 @@ import tempfile
 
 from .. import codegen
 from ..runtime import elf, jit, target
+from ..tracer import tree
 from . import c_source
 from .errors import AotError
 from .function import AotFunction
@@ -140,29 +141,11 @@ def _inputs(compiled: AotFunction) -> list:
 
 
 def _outputs(compiled: AotFunction) -> list:
-    paths = _leaf_paths(compiled.out_tree)
+    paths = tree.leaf_paths(compiled.out_tree)
     names = ["out"] if len(compiled.out_types) == 1 else [f"out{k}" for k in range(len(compiled.out_types))]
     taken = {a.name for a in _inputs(compiled)}
     names = [n + "_" if n in taken else n for n in names]
     return [c_source.Array(n, t, f"result{p}") for n, t, p in zip(names, compiled.out_types, paths)]
-
-
-def _leaf_paths(skeleton) -> list:
-    """`[0]`, `[1]['w']`, ... for each leaf of a result structure, in flatten order ("" for one leaf)."""
-    paths = []
-
-    def walk(x, path):
-        if isinstance(x, dict):
-            for k in sorted(x):
-                walk(x[k], f"{path}[{k!r}]")
-        elif isinstance(x, (list, tuple)):
-            for i, item in enumerate(x):
-                walk(item, f"{path}[{i}]")
-        else:
-            paths.append(path)
-
-    walk(skeleton, "")
-    return paths
 
 
 def _unique(names: list) -> list:

@@ -236,7 +236,7 @@ class Optimizer:
         """
         where = f"{self.name}.init"
         leaves = tree.flatten(params)
-        for k, (p, path) in enumerate(zip(leaves, checks.leaf_paths(params))):
+        for k, (p, path) in enumerate(zip(leaves, tree.leaf_paths(params))):
             if not hasattr(p, "shape"):
                 leaves[k] = p = np.asarray(p, dtype=np.float64) if _is_real(p) else p
             if not hasattr(p, "shape"):
@@ -282,7 +282,7 @@ class Optimizer:
         """
         where = f"{self.name}.update"
         p_leaves, g_leaves, slot_leaves, iterations = self._unpack(where, grads, state, params)
-        paths = checks.leaf_paths(params)
+        paths = tree.leaf_paths(params)
         for k, (g, p) in enumerate(zip(g_leaves, p_leaves)):
             if g is not None:
                 checks.check_gradient_fits(where, checks.describe_path(paths[k], k, p), g, p)

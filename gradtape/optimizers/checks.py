@@ -39,24 +39,6 @@ def describe_path(path: str, index: int, leaf=None) -> str:
     return f"parameter params{path}{name} (leaf {index})"
 
 
-def leaf_paths(tree) -> list:
-    """The index path of every leaf in flatten order: `[0]`, `['w']`, `` for a bare leaf."""
-    paths = []
-
-    def walk(x, prefix):
-        if isinstance(x, dict):
-            for k in sorted(x):
-                walk(x[k], f"{prefix}[{k!r}]")
-        elif isinstance(x, (list, tuple)):
-            for i, item in enumerate(x):
-                walk(item, f"{prefix}[{i}]")
-        else:
-            paths.append(prefix)
-
-    walk(tree, "")
-    return paths
-
-
 def check_float_parameter(where: str, who: str, p) -> None:
     """An optimizer updates float parameters only."""
     dtype = np.dtype(p.dtype)

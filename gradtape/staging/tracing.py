@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
 
 from .. import ir
 from ..tracer import tree
 from ..tracer.tensor import Tensor
+from ..tracer.trace import result_atom
 
 
 class _Stack(threading.local):
@@ -89,14 +89,9 @@ def trace_call(f, args, sig, fname: str) -> Traced:
 
 
 def _result_atom(o, i, fname):
-    if isinstance(o, Tensor):
-        if o._sym is not None:
-            return o._sym.atom
-        return ir.Literal(np.array(o._value))
-    if isinstance(o, (np.ndarray, np.generic, int, float, bool)):
-        value = np.array(o)
-        if value.dtype.kind in "fiub":
-            return ir.Literal(value)  # a result that does not depend on the arguments
+    atom = result_atom(o)
+    if atom is not None:
+        return atom
     raise TypeError(
         f"{fname} must return arrays or Tensors (or nested lists/tuples/dicts of them); "
         f"output {i} is a {type(o).__name__}: {o!r}"[:300]

@@ -22,6 +22,7 @@ from . import tape_stack, tree
 from .dispatch import emitting_into
 from .errors import TracerError
 from .tensor import Tensor
+from .trace import result_atom
 
 
 class CustomRuleError(TracerError, ValueError):
@@ -77,14 +78,9 @@ def leaf_atom(x, what: str, position: str):
     Raises:
       CustomRuleError: for a leaf that is not a Tensor, array or number.
     """
-    if isinstance(x, Tensor):
-        if x._sym is not None:
-            return x._sym.atom
-        return ir.Literal(np.array(x._value))
-    if isinstance(x, (np.ndarray, np.generic, int, float, bool)):
-        value = np.array(x)
-        if value.dtype.kind in "fiub":
-            return ir.Literal(value)
+    atom = result_atom(x)
+    if atom is not None:
+        return atom
     raise CustomRuleError(
         f"{what}: {position} is a {type(x).__name__} ({_short(x)}), not a Tensor, array or "
         "number; return gradtape Tensors (or arrays), nested in tuples, lists or dicts"

@@ -35,6 +35,23 @@ def abstract_type(x) -> ir.TensorType:
     return ir.type_of(x)
 
 
+def result_atom(x):
+    """The IR atom of a traced function's returned leaf, or None if it is not an array value.
+
+    A Tensor of the trace gives its Var; a concrete Tensor, array or number (of a
+    numeric or bool dtype) gives a Literal: a result that does not depend on the inputs.
+    """
+    if isinstance(x, Tensor):
+        if x._sym is not None:
+            return x._sym.atom
+        return ir.Literal(np.array(x._value))
+    if isinstance(x, (np.ndarray, np.generic, int, float, bool)):
+        value = np.array(x)
+        if value.dtype.kind in "fiub":
+            return ir.Literal(value)
+    return None
+
+
 def trace(f, *args) -> Traced:
     """Trace `f(*args)` with abstract tensors of the arguments' shapes and dtypes."""
     builder = ir.Builder()

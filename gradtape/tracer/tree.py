@@ -30,6 +30,24 @@ def flatten(tree) -> list:
     return leaves
 
 
+def leaf_paths(tree) -> list:
+    """The index path of every leaf in flatten order, as text: `[0]`, `['w'][1]`, `` for a bare leaf."""
+    paths = []
+
+    def walk(x, prefix):
+        if isinstance(x, dict):
+            for k in sorted(x):
+                walk(x[k], f"{prefix}[{k!r}]")
+        elif isinstance(x, (list, tuple)):
+            for i, item in enumerate(x):
+                walk(item, f"{prefix}[{i}]")
+        else:
+            paths.append(prefix)
+
+    walk(tree, "")
+    return paths
+
+
 def unflatten(structure, leaves):
     """Rebuild `structure`'s shape with `leaves` (consumed in flatten order)."""
     it = iter(leaves)

@@ -132,6 +132,45 @@ def test_simplify_keeps_a_splat_that_gives_the_shape():
     assert simplify(fn) is fn  # mul 2.0 a would be a scalar
 
 
+def test_simplify_power_zero_is_a_splat_of_one():
+    a, b, c = Var(F3), Var(F3), Var(F3)
+    fn = Function([a], [eqn("pow", [a, Literal(0.0)], b), eqn("mul", [b, a], c)], [c])
+    out = simplify(fn)
+    assert str(out) == "{ a:f64[3] . b:f64[3] = broadcast_to[shape=(3,)] 1.0 -> a }"
+    x = np.array([0.0, np.nan, -2.0])
+    np.testing.assert_array_equal(ir.eval_function(out, [x])[0], ir.eval_function(fn, [x])[0])
+
+
+def _contract_with(eye_atom, defs=()):
+    a, out = Var(F23), Var(TensorType((3, 2), np.float64))
+    eqns = list(defs) + [eqn("contract", [a, eye_atom], out, spec="ij,kj->ki")]
+    return Function([a], eqns, [out])
+
+
+def test_simplify_contraction_with_a_literal_identity_is_a_transpose():
+    fn = _contract_with(Literal(np.eye(3)))
+    assert [e.op.name for e in simplify(fn).eqns] == ["transpose"]
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ir.eval_function(simplify(fn), [x])[0], ir.eval_function(fn, [x])[0])
+
+
+def test_simplify_contraction_with_an_identity_built_from_index_literals():
+    eq_out, eye = Var(TensorType((3, 3), np.bool_)), Var(TensorType((3, 3), np.float64))
+    defs = [eqn("eq", [Literal(np.arange(3).reshape(3, 1)), Literal(np.arange(3))], eq_out),
+            eqn("cast", [eq_out], eye, dtype=np.dtype(np.float64))]
+    fn = _contract_with(eye, defs)
+    out = dce(simplify(fn))
+    assert [e.op.name for e in out.eqns] == ["transpose"]
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ir.eval_function(out, [x])[0], ir.eval_function(fn, [x])[0])
+
+
+@pytest.mark.parametrize("matrix", [np.eye(3) * 2.0, np.eye(3)[::-1], np.ones((3, 3))])
+def test_simplify_keeps_a_contraction_with_a_matrix_that_is_not_the_identity(matrix):
+    fn = _contract_with(Literal(matrix))
+    assert [e.op.name for e in simplify(fn).eqns] == ["contract"]
+
+
 # --- cse -------------------------------------------------------------------------------
 
 def test_cse_merges_equal_equations():
