@@ -42,7 +42,7 @@ def _rewrite(fn: Function, replacement) -> Function:
     changed = False
     for eqn in fn.eqns:
         if subst:
-            inputs = tuple(subst.get(a, a) if type(a) is Var else a for a in eqn.inputs)
+            inputs = tuple(subst.get(a, a) if isinstance(a, Var) else a for a in eqn.inputs)
             if inputs != eqn.inputs:
                 eqn = Eqn(eqn.op, inputs, eqn.params, eqn.outvars)
         new = replacement(eqn)
@@ -55,7 +55,7 @@ def _rewrite(fn: Function, replacement) -> Function:
             subst[eqn.outvars[0]] = new
     if not subst:
         return Function(fn.invars, eqns, fn.outvars) if changed else fn
-    outvars = [subst.get(v, v) if type(v) is Var else v for v in fn.outvars]
+    outvars = [subst.get(v, v) if isinstance(v, Var) else v for v in fn.outvars]
     return Function(fn.invars, eqns, outvars)
 
 
@@ -83,7 +83,7 @@ def fold_constants(fn: Function) -> Function:
     broadcast_to_p = all_ops["broadcast_to"]
 
     def constant(a):
-        if type(a) is Var:
+        if isinstance(a, Var):
             return splat_of.get(a)
         return a if a.value.ndim == 0 else None
 
@@ -98,7 +98,7 @@ def fold_constants(fn: Function) -> Function:
             return None
         if out.type.shape != () and eqn.op not in elementwise_ops:
             return None
-        if any(type(a) is Var for a in ins) and eqn.op not in elementwise_ops:
+        if any(isinstance(a, Var) for a in ins) and eqn.op not in elementwise_ops:
             return None
         with np.errstate(all="ignore"):  # IEEE results, as the interpreter gives
             value = impls[eqn.op](*[c.value for c in scalars], **eqn.params)
@@ -156,7 +156,7 @@ def simplify(fn: Function) -> Function:
         ins = list(eqn.inputs)
         changed = False
         for i, a in enumerate(ins):
-            lit = splat_of.get(a) if type(a) is Var else None
+            lit = splat_of.get(a) if isinstance(a, Var) else None
             if lit is None:
                 continue
             others = [b.type.shape for j, b in enumerate(ins) if j != i]
@@ -234,7 +234,7 @@ def _is_identity_matrix(a, defining) -> bool:
         v = a.value
         return np.count_nonzero(v) == v.shape[0] and bool(np.all(np.diagonal(v) == 1))
     cast = defining.get(a)
-    if cast is None or cast.op.name != "cast" or type(cast.inputs[0]) is not Var:
+    if cast is None or cast.op.name != "cast" or not isinstance(cast.inputs[0], Var):
         return False
     eq = defining.get(cast.inputs[0])
     if eq is None or eq.op.name != "eq":

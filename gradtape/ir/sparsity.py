@@ -379,13 +379,13 @@ def _propagate(fn: Function, pats, consts) -> list:
             continue
         if not out.type.is_float or eqn.op in nondifferentiable_ops or eqn.op in _ZERO_DERIVATIVE:
             continue
-        ins_p = [pattern.get(a) if type(a) is Var else None for a in eqn.inputs]
+        ins_p = [pattern.get(a) if isinstance(a, Var) else None for a in eqn.inputs]
         if all(p is None for p in ins_p):
             continue
         p = _rules.get(eqn.op, _dense)(eqn, ins_p, ins_c)
         if p is not None and p.nnz:
             pattern[out] = p
-    return [pattern.get(v) if type(v) is Var else None for v in fn.outvars]
+    return [pattern.get(v) if isinstance(v, Var) else None for v in fn.outvars]
 
 
 def _evaluate(eqn, values, const):

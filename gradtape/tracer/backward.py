@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
+from ..ir.inline import substitute_inputs
 from . import backward_cache, tape_stack
 from .backward_plan import BackwardPlan, gather_gradients, seed_array
 from .dispatch import bind
@@ -69,7 +70,8 @@ class BackwardParts:
     """The backward function of a (targets, sources) question and how to call it.
 
     `fn` takes `leaves`, then one seed per live target, then `known` (forward
-    values the tape computed). Its outputs are one gradient per distinct
+    values the tape computed; none with `recompute`, where `fn` recomputes
+    the forward values it needs from the leaves). Its outputs are one gradient per distinct
     source Var; `plan[k]` lists the outputs to add up for source k (a variable
     read several times has one Var per read), empty when unconnected.
 
@@ -82,7 +84,8 @@ class BackwardParts:
     and each `y0` to its recorded `y`: Vars that are not the recording's.
     """
 
-    def __init__(self, rec: Recording, question: Question, batch: int | None = None):
+    def __init__(self, rec: Recording, question: Question, batch: int | None = None, recompute: bool = False,
+                 unit_seeds: bool = False):
         leaves = list(rec.leaves)
         self.targets = question.targets
         zero_of = {}  # Var of an intermediate source -> its zero input
@@ -121,11 +124,19 @@ class BackwardParts:
         joint, connected = ir.vjp(fn, [leaves.index(v) for v in wrt])
         n_out = len(live_targets)
         grads_fn = ir.select_outputs(joint, range(n_out, n_out + len(wrt)))
-        known = list(rec.tensor_of.keys()) + [v for v, out in self.taps.items() if out is not None]
+        if recompute:  # the forward runs inside: its values need not exist (deferred.py)
+            known = []
+        else:
+            known = list(rec.tensor_of.keys()) + [v for v, out in self.taps.items() if out is not None]
         self.fn, self.known = ir.inputs_from_known(grads_fn, known)
         self.leaves = leaves
         self.target_types = [v.type for v in live_targets]
-        if batch is not None:
+        self.unit_seeds = unit_seeds
+        if unit_seeds:  # seeds of ones, baked in: the optimizer folds them away
+            first = len(leaves)
+            self.fn = substitute_inputs(self.fn, {
+                first + k: ir.Literal(np.ones(t.shape, t.dtype)) for k, t in enumerate(self.target_types)})
+        elif batch is not None:
             self._batch(batch, n_out)
         by_var = dict(zip(wrt, range(len(wrt))))
         self.plan = [[by_var[v] for v in vs if connected[by_var[v]]] for vs in source_vars]
@@ -144,18 +155,31 @@ class BackwardParts:
         self.target_types = [ir.TensorType((batch,) + t.shape, t.dtype) for t in self.target_types]
 
 
-def backward_for(rec: Recording, targets, sources, batch: int | None = None):
+def backward_for(rec: Recording, targets, sources, batch: int | None = None, unit_seeds: bool = False):
     """The backward of (targets, sources) on `rec`: cached when it can be (see module doc).
 
     With `batch`, each seed and each gradient has a leading axis of that
     length: one run computes `batch` backward passes (a Jacobian's rows).
+    With `unit_seeds` (no output_gradients, no batch), a cached plan bakes
+    the seeds of ones into its function, and its `run` ignores the seeds.
     """
     question = Question(rec, targets, sources)
     if tape_stack.active():
         backward_cache.count("replayed")
         return Backward(rec, question, batch)
-    key = question.key() + (("batch", batch),) if batch is not None else question.key()
-    plan = backward_cache.lookup(rec, key, lambda: BackwardPlan(BackwardParts(rec, question, batch)))
+    key = question.key()
+    if batch is not None:
+        key += (("batch", batch),)
+    # Deferred forward values (deferred.py) were never computed: the plan
+    # computes them itself, fused with the backward.
+    recompute = rec.deferred
+    if recompute:
+        key += ("recompute",)
+    unit_seeds = unit_seeds and batch is None
+    if unit_seeds:
+        key += ("unit seeds",)
+    plan = backward_cache.lookup(
+        rec, key, lambda: BackwardPlan(BackwardParts(rec, question, batch, recompute, unit_seeds)))
     if plan is None:
         return Backward(rec, question, batch)
     return plan.bind(rec)

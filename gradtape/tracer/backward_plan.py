@@ -16,6 +16,7 @@ import threading
 import numpy as np
 
 from .. import ir, runtime
+from ..ir.optimize import optimize
 from .dispatch import bind
 from .tensor import Tensor
 
@@ -43,6 +44,7 @@ class BackwardPlan:
         self.known_refs = [_ref(v, taps) for v in parts.known]
         self.live = parts.live
         self.target_types = parts.target_types
+        self.unit_seeds = parts.unit_seeds
         self.plan = parts.plan
         self.connected = parts.connected
         self.runs = 0
@@ -74,10 +76,13 @@ class BackwardPlan:
             # It reads its own setting (config.async_compile) and, with it
             # off, returns a future that is already done.
             compile_async = getattr(runtime, "compile_function_async", None)
+            # Optimized first, as staged functions are: the adjoint leaves
+            # work for the simplifier (seeds of ones, broadcasts of scalars).
+            fn = optimize(self.fn)
             if compile_async is None:
-                self._compiled = runtime.compile_function(self.fn)
+                self._compiled = runtime.compile_function(fn)
                 return self._compiled
-            self._future = compile_async(self.fn)
+            self._future = compile_async(fn)
         with _lock:
             future = self._future
             if future is None or not future.done():
@@ -88,7 +93,7 @@ class BackwardPlan:
         except Exception:
             # Compile again in the foreground: the error then surfaces with its
             # own traceback, or a transient failure is retried.
-            compiled = runtime.compile_function(self.fn)
+            compiled = runtime.compile_function(optimize(self.fn))
         self._compiled = compiled
         return compiled
 
@@ -131,7 +136,10 @@ class BoundBackward:
         if self._values is None:
             self._values = self._gather()
         leaves, known = self._values
-        seed_values = [seed_array(seeds[i], ty) for i, ty in zip(plan.live, plan.target_types)]
+        if plan.unit_seeds:  # baked into the function
+            seed_values = []
+        else:
+            seed_values = [seed_array(seeds[i], ty) for i, ty in zip(plan.live, plan.target_types)]
         outs = [Tensor(o) for o in plan.execute(leaves + seed_values + known)]
         return gather_gradients(outs, plan.plan)
 

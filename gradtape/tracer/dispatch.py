@@ -1,7 +1,8 @@
 """`bind`: the one entry point through which every gradtape op runs.
 
 Eager mode computes the op with its NumPy reference and lets each active
-tape record it; inside tracing (an abstract Tensor among the arguments) it
+tape record it, or, when a single tape records it, records it and defers
+computing it (deferred.py); inside tracing (an abstract Tensor among the arguments) it
 emits an equation instead. Front ends promote dtypes and normalize
 parameters before calling bind.
 """
@@ -13,7 +14,8 @@ import numpy as np
 
 from .. import ir
 from ..ir.op import impls, shape_rules
-from . import tape_stack
+from . import deferred, tape_stack
+from .deferred import deferrable
 from .tensor import Tensor
 
 
@@ -22,6 +24,11 @@ def bind(op, *args, **params) -> Tensor:
     for a in args:
         if isinstance(a, Tensor) and a._sym is not None:
             return _bind_abstract(op, args, params)
+    tapes = tape_stack.active()
+    if tapes and len(tapes) == 1 and deferred.enabled and deferrable(op):
+        result = deferred.defer(tapes[0], op, args, params)
+        if result is not None:
+            return result
     values = [a._value if isinstance(a, Tensor) else a for a in args]
     try:
         out = impls[op](*values, **params)
@@ -30,7 +37,6 @@ def bind(op, *args, **params) -> Tensor:
         shape_rules[op](*[ir.type_of(v) for v in values], **params)
         raise
     result = Tensor(out)
-    tapes = tape_stack.active()
     if tapes:
         for tape in tapes:
             tape._record(op, args, params, result)

@@ -143,6 +143,12 @@ class GradientTape:
             self._tape.watch(t)
 
     def _record(self, op, args, params, result):
+        if self._tracks(args):
+            self._tape.record(op, args, params, result)
+
+    def _tracks(self, args) -> bool:
+        """Whether an op on `args` is recorded: one of them is watched (a trainable
+        Variable read now becomes watched, unless watch_accessed_variables is off)."""
         rec = self._tape
         tracked = False
         for a in args:
@@ -158,8 +164,7 @@ class GradientTape:
                 ):
                     rec.watch(a)
                     tracked = True
-        if tracked:
-            rec.record(op, args, params, result)
+        return tracked
 
     def stop_recording(self):
         """A context in which ops are not recorded on this tape.
@@ -261,7 +266,8 @@ class GradientTape:
         flat_sources = _check_sources(sources)
         seeds = _seeds(flat_targets, output_gradients)
         rec = self._begin_use()
-        backward = backward_for(rec, flat_targets, flat_sources)
+        unit_seeds = output_gradients is None
+        backward = backward_for(rec, flat_targets, flat_sources, unit_seeds=unit_seeds)
         grads = backward.run(seeds)
         grads = [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources)]
         return tree.unflatten(sources, grads)

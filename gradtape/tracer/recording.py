@@ -28,6 +28,7 @@ from .. import ir
 from ..ir.op import shape_rules
 from ..ir.ops.call import call_p
 from .custom_gradient import custom_gradient_p
+from .deferred import PendingTensor
 from .function_key import function_key
 from .tensor import Tensor
 from .variable import Variable
@@ -69,7 +70,7 @@ class Recording:
     __slots__ = (
         "eqns", "var_of", "const_of", "tensor_of", "leaves", "sources", "variables",
         "versions", "keepalive", "snapshots", "vars", "structure", "with_params",
-        "uncacheable",
+        "uncacheable", "deferred",
     )
 
     def __init__(self):
@@ -92,6 +93,9 @@ class Recording:
         # Why the structure cannot key a cache (a custom_gradient's grad_fn
         # closes over this step's values), or None.
         self.uncacheable = None
+        # Whether some recorded values are PendingTensors (deferred.py): the
+        # backward then recomputes the forward rather than reading them.
+        self.deferred = False
 
     def _leaf(self, tensor: Tensor, kind: str) -> ir.Var:
         ty = ir.TensorType(tensor.shape, tensor.dtype)
@@ -156,6 +160,10 @@ class Recording:
         return v
 
     def record(self, op, args, params, result: Tensor):
+        """Record `result = op(*args, **params)`; returns the result's type (from the shape rule).
+
+        Raises the shape rule's error for operands the op does not accept.
+        """
         atoms = []
         # The structure entry (op, params, out_type, *inputs), grown as a list:
         # the cheapest way to build it.
@@ -190,6 +198,9 @@ class Recording:
         self.eqns.append(ir.Eqn(op, atoms, params, (out,)))
         self.var_of[id(result)] = out
         self.tensor_of[out] = result
+        if type(result) is PendingTensor:
+            self.deferred = True
+        return out_type
 
     def _params_key(self, op, params) -> tuple:
         if op is call_p:

@@ -268,7 +268,7 @@ def test_nan_literal_hits_itself():
 # --- what the key ignores ----------------------------------------------------------------
 
 
-def test_output_gradients_and_unconnected_mode_share_a_plan():
+def test_output_gradients_share_a_plan_and_unit_seeds_get_their_own():
     x, u = gt.constant(A), gt.constant(B)
 
     def record(**kw):
@@ -280,11 +280,14 @@ def test_output_gradients_and_unconnected_mode_share_a_plan():
     g, n = record()
     np.testing.assert_allclose(g.numpy(), 2 * np.exp(A))
     assert n is None
+    assert counts() == (0, 1)  # seeds of ones: baked into the plan's function
     seed = np.arange(6.0).reshape(2, 3)
     g, z = record(output_gradients=gt.constant(seed), unconnected_gradients="zero")
     np.testing.assert_allclose(g.numpy(), 2 * np.exp(A) * seed)
     np.testing.assert_array_equal(z.numpy(), np.zeros_like(B))
-    assert counts() == (1, 1)
+    g, _ = record(output_gradients=gt.constant(2 * seed))  # seeds are inputs of that plan
+    np.testing.assert_allclose(g.numpy(), 4 * np.exp(A) * seed)
+    assert counts() == (1, 2)
 
 
 def test_float32_seed_is_cast_to_the_target_dtype():

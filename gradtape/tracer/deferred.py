@@ -1,0 +1,140 @@
+"""Deferred eager execution: ops a tape records are computed only when a value is read.
+
+In an eager training loop the forward pass is recorded only to be
+differentiated, and most of its values are never read in Python:
+
+    with gradtape.GradientTape() as tape:
+        loss = loss_fn(w, X, y)          # recorded, not computed
+    grads = tape.gradient(loss, w)       # forward and backward: one compiled call
+    opt.apply_gradients(zip([grads], [w]))
+
+So while exactly one tape is recording, an op that the tape records (one
+with a watched operand) returns a `PendingTensor`: its type comes from the
+op's shape rule (so shape errors are raised at the op, as before), its
+value is computed when something reads it (`numpy()`, printing, `float()`,
+an op that is not recorded, ...), by running the pending ops it depends on
+with their NumPy reference implementations. `tape.gradient` never needs
+those values: its backward function recomputes the forward from the
+recording's leaves (backward.py, "recompute"), so forward and backward are
+one compiled, fused function, cached by the recording's structure.
+
+What is not deferred, and why:
+- ops that can fail on values rather than shapes (gather and scatter_add on
+  out-of-range indices) and ops that run user code or compiled sub-functions
+  (call, custom_gradient, custom_vjp/jvp): their errors and side effects must
+  happen at the op;
+- anything while no tape or several tapes are recording (nested tapes for
+  higher orders replay the backward through recorded ops; they see today's
+  eager values).
+
+Operands are read when the value is computed. Variables are safe (an op
+keeps the array the variable held when it ran: assigning replaces the
+array, never mutates it), and so are Tensors (immutable). A NumPy array
+passed to an op is not copied: modifying it in place before the value or
+the gradient is computed changes the result, as it already changes the
+gradient (which reads it when `tape.gradient` runs).
+
+Set GRADTAPE_DEFER_EAGER=0, or `gradtape.tracer.deferred.enabled = False`,
+to compute every op at once.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..ir.op import impls
+from .tensor import Tensor
+
+enabled = os.environ.get("GRADTAPE_DEFER_EAGER", "1") != "0"
+
+# Ops computed at once even on a tape (see the module docstring).
+_EAGER_ONLY = frozenset(("gather", "scatter_add", "call", "custom_gradient", "custom_vjp", "custom_jvp"))
+_deferrable: dict = {}  # op -> bool, filled on first use (ops register at import time)
+
+
+def deferrable(op) -> bool:
+    """Whether `op` may be deferred on a tape."""
+    ok = _deferrable.get(op)
+    if ok is None:
+        ok = _deferrable[op] = op.name not in _EAGER_ONLY
+    return ok
+
+
+class PendingTensor(Tensor):
+    """A Tensor whose value is computed when first read (see the module docstring).
+
+    It has its shape and dtype from the start; reading `_value` (through
+    numpy(), NumPy's protocols, printing, an unrecorded op, ...) computes
+    it and every pending value it depends on, once.
+    """
+
+    __slots__ = ("_type", "_op", "_args", "_params", "_forced")
+
+    def __init__(self, op, args, params):
+        self._sym = None
+        self._op = op
+        # Operands as the op saw them: arrays (a Variable's current array,
+        # a Tensor's value) or PendingTensors; Python scalars as they are.
+        self._args = [
+            a if type(a) is PendingTensor else (a._value if isinstance(a, Tensor) else a) for a in args
+        ]
+        self._params = params
+        self._forced = None
+        self._type = None  # set by the recording, from the op's shape rule
+
+    @property
+    def _value(self):
+        value = self._forced
+        if value is None:
+            value = _force(self)
+        return value
+
+    @property
+    def shape(self) -> tuple:
+        return self._type.shape
+
+    @property
+    def dtype(self):
+        return self._type.dtype
+
+    @property
+    def is_pending(self) -> bool:
+        """True until the value has been computed."""
+        return self._forced is None
+
+
+def _force(root: PendingTensor):
+    """Compute `root` and the pending values it depends on, operands first (no recursion:
+    a long chain of ops must not hit Python's recursion limit)."""
+    stack = [root]
+    while stack:
+        t = stack[-1]
+        if t._forced is not None:
+            stack.pop()
+            continue
+        waiting = [a for a in t._args if type(a) is PendingTensor and a._forced is None]
+        if waiting:
+            stack.extend(waiting)
+            continue
+        stack.pop()
+        values = [a._forced if type(a) is PendingTensor else a for a in t._args]
+        t._forced = np.asarray(impls[t._op](*values, **t._params))
+        t._args = None  # the operands may now be freed
+    return root._forced
+
+
+def defer(tape, op, args, params):
+    """The PendingTensor of `op(*args)` recorded on `tape`, or None when the tape does not
+    record it (no watched operand): then the caller computes it at once."""
+    if not tape._tracks(args):
+        return None
+    result = PendingTensor(op, args, params)
+    result._type = tape._tape.record(op, args, params, result)
+    return result
+
+
+def is_pending(x) -> bool:
+    """Whether `x` is a Tensor whose value has not been computed yet."""
+    return type(x) is PendingTensor and x._forced is None
+

@@ -1,0 +1,169 @@
+"""Deferred eager execution (gradtape/tracer/deferred.py): ops a single tape records
+are computed when read, and tape.gradient recomputes the forward in its own
+(compiled) function. Every value is checked against NumPy written by hand."""
+import sys
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape import ir
+from gradtape.tracer import backward_cache, backward_plan, deferred
+from gradtape.tracer.deferred import PendingTensor, is_pending
+
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(12, 3))
+Y = (RNG.normal(size=12) > 0).astype(np.float64)
+
+
+def logreg_loss(w, X, y):
+    z = X @ w
+    return gt.mean(gt.softplus(z) - y * z)
+
+
+def logreg_grad_numpy(w, X, y):
+    p = 1.0 / (1.0 + np.exp(-(X @ w)))
+    return X.T @ (p - y) / len(y)
+
+
+@pytest.fixture
+def compile_at_once(monkeypatch):
+    monkeypatch.setattr(backward_plan, "compile_after_runs", 1)
+    monkeypatch.setattr(gt.runtime.config, "async_compile", False)
+    backward_cache.clear_cache()
+    yield
+    backward_cache.clear_cache()
+
+
+def test_recorded_ops_are_pending_until_read_and_then_match_numpy():
+    w = gt.Variable([0.5, -1.0, 2.0])
+    with gt.GradientTape() as tape:
+        z = X @ w
+        loss = logreg_loss(w, X, Y)
+    assert type(z) is PendingTensor and is_pending(z) and is_pending(loss)
+    assert z.shape == (12,) and z.dtype == np.float64 and loss.shape == ()
+    np.testing.assert_allclose(z.numpy(), X @ w.numpy())
+    assert not is_pending(z)
+    zn = X @ w.numpy()
+    want = np.mean(np.logaddexp(0.0, zn) - Y * zn)
+    np.testing.assert_allclose(float(loss), want, rtol=1e-14)
+    np.testing.assert_allclose(tape.gradient(loss, w).numpy(), logreg_grad_numpy(w.numpy(), X, Y), rtol=1e-13)
+
+
+def test_gradient_does_not_compute_the_forward_values():
+    w = gt.Variable([0.1, 0.2, -0.3])
+    with gt.GradientTape() as tape:
+        loss = logreg_loss(w, X, Y)
+    g = tape.gradient(loss, w)
+    assert is_pending(loss)  # the backward recomputed what it needed itself
+    np.testing.assert_allclose(g.numpy(), logreg_grad_numpy(w.numpy(), X, Y), rtol=1e-13)
+
+
+def test_compiled_recomputing_plan_matches_numpy_over_a_training_loop(compile_at_once):
+    w = gt.Variable(np.zeros(3))
+    w_ref = np.zeros(3)
+    opt = gt.optimizers.SGD(0.5)
+    for _ in range(6):
+        with gt.GradientTape() as tape:
+            loss = logreg_loss(w, X, Y)
+        opt.apply_gradients([(tape.gradient(loss, w), w)])
+        w_ref = w_ref - 0.5 * logreg_grad_numpy(w_ref, X, Y)
+    np.testing.assert_allclose(w.numpy(), w_ref, rtol=1e-12)
+    info = backward_cache.cache_info()
+    assert (info["misses"], info["hits"]) == (1, 5)
+    plan = next(iter(backward_cache._plans.values()))
+    assert plan._compiled is not None and plan._compiled.native
+    # the plan takes only the leaves (w, X, y): no forward value is an input
+    assert [v.type.shape for v in plan.fn.invars] == [(3,), (12, 3), (12,)]
+
+
+def test_reading_a_value_after_the_gradient_still_matches_numpy():
+    w = gt.Variable([1.0, 2.0, 3.0])
+    with gt.GradientTape() as tape:
+        h = gt.tanh(X @ w)
+        loss = gt.sum(h * h)
+    g = tape.gradient(loss, w)
+    t = np.tanh(X @ w.numpy())
+    np.testing.assert_allclose(h.numpy(), t, rtol=1e-14)
+    np.testing.assert_allclose(loss.numpy(), np.sum(t * t), rtol=1e-14)
+    np.testing.assert_allclose(g.numpy(), X.T @ (2 * t * (1 - t * t)), rtol=1e-12)
+
+
+def test_a_variable_assigned_after_an_op_keeps_the_value_the_op_read():
+    v = gt.Variable([1.0, 2.0])
+    with gt.GradientTape() as tape:
+        y = v * 3.0
+        v.assign([10.0, 20.0])
+        z = v * 3.0
+    np.testing.assert_array_equal(y.numpy(), [3.0, 6.0])
+    np.testing.assert_array_equal(z.numpy(), [30.0, 60.0])
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [3.0, 3.0])
+
+
+def test_a_shape_error_is_raised_at_the_op():
+    w = gt.Variable(np.ones(3))
+    with gt.GradientTape():
+        with pytest.raises(ir.ShapeError, match="broadcast"):
+            w + np.ones(4)
+
+
+def test_gather_is_not_deferred_so_a_bad_index_fails_at_the_op():
+    w = gt.Variable(np.ones(3))
+    with gt.GradientTape():
+        with pytest.raises(IndexError):
+            gt.take(w, np.array([5]))
+
+
+def test_a_long_chain_is_computed_without_recursion():
+    w = gt.Variable(np.array([1.0]))
+    n = sys.getrecursionlimit() + 500
+    with gt.GradientTape() as tape:
+        y = w
+        for _ in range(n):
+            y = y + 1.0
+    assert is_pending(y)
+    np.testing.assert_array_equal(y.numpy(), [1.0 + n])
+    np.testing.assert_array_equal(tape.gradient(y, w).numpy(), [1.0])
+
+
+def test_nested_tapes_compute_at_once_and_give_second_derivatives():
+    x = gt.constant(0.7)
+    with gt.GradientTape() as outer:
+        outer.watch(x)
+        with gt.GradientTape() as inner:
+            inner.watch(x)
+            y = gt.sin(x) * x
+        assert not is_pending(y)
+        dy = inner.gradient(y, x)
+    d2y = outer.gradient(dy, x)
+    np.testing.assert_allclose(dy.numpy(), np.cos(0.7) * 0.7 + np.sin(0.7), rtol=1e-14)
+    np.testing.assert_allclose(d2y.numpy(), -np.sin(0.7) * 0.7 + 2 * np.cos(0.7), rtol=1e-14)
+
+
+def test_results_are_the_same_with_deferral_off(monkeypatch):
+    w0 = np.array([0.3, -0.2, 0.9])
+
+    def run():
+        w = gt.Variable(w0)
+        with gt.GradientTape(persistent=True) as tape:
+            loss = logreg_loss(w, X, Y)
+            h = gt.exp(X @ w)
+        return loss.numpy(), tape.gradient(loss, w).numpy(), tape.jacobian(h, w).numpy()
+
+    deferred_results = run()
+    monkeypatch.setattr(deferred, "enabled", False)
+    eager_results = run()
+    for a, b in zip(deferred_results, eager_results):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+    e = np.exp(X @ w0)
+    np.testing.assert_allclose(deferred_results[2], e[:, None] * X, rtol=1e-13)
+
+
+def test_an_unrecorded_op_on_a_pending_value_computes_it():
+    w = gt.Variable([2.0, 3.0])
+    with gt.GradientTape() as tape:
+        y = w * w
+        with tape.stop_recording():
+            z = y + 1.0  # not recorded: computed at once, from y's value
+    assert not is_pending(z) and not is_pending(y)
+    np.testing.assert_array_equal(z.numpy(), [5.0, 10.0])
