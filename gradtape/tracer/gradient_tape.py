@@ -150,10 +150,11 @@ class GradientTape:
         """Whether an op on `args` is recorded: one of them is watched (a trainable
         Variable read now becomes watched, unless watch_accessed_variables is off)."""
         rec = self._tape
+        var_of = rec.var_of
         tracked = False
         for a in args:
             if isinstance(a, Tensor):
-                if rec.is_tracked(a):
+                if id(a) in var_of and not rec._stale(a):
                     tracked = True
                 elif (
                     isinstance(a, Variable)

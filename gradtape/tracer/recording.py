@@ -55,6 +55,43 @@ def _literal(value: np.ndarray, key) -> ir.Literal:
     return lit
 
 
+# (op, input types, params) -> the shape rule's answer. A training loop records
+# the same few hundred ops every step; looking their types up is several times
+# cheaper than running the rules, and equal structures then share type objects.
+_out_types: dict = {}
+_MAX_OUT_TYPES = 1 << 16
+
+
+_types: dict = {}  # (shape, dtype) -> TensorType, for the leaves of recordings
+
+
+def _type_of(shape, dtype) -> ir.TensorType:
+    ty = _types.get((shape, dtype))
+    if ty is None:
+        ty = ir.TensorType(shape, dtype)
+        if len(_types) >= _MAX_OUT_TYPES:
+            _types.clear()
+        _types[(shape, dtype)] = ty
+    return ty
+
+
+def _out_type(op, types, params) -> ir.TensorType:
+    """shape_rules[op](*types, **params), memoized (errors are raised, never stored)."""
+    if op in _OPS_WITH_OBJECT_PARAMS:
+        return shape_rules[op](*types, **params)
+    key = (op, *types, *params.items()) if params else (op, *types)
+    try:
+        out = _out_types.get(key)
+    except TypeError:  # an unhashable param: the rule says what it thinks of it
+        return shape_rules[op](*types, **params)
+    if out is None:
+        out = shape_rules[op](*types, **params)
+        if len(_out_types) >= _MAX_OUT_TYPES:
+            _out_types.clear()
+        _out_types[key] = out
+    return out
+
+
 class RecordedVar(ir.Var):
     """A Var made by a recording; `index` is its position in the recording's
     structure, so recordings of the same program number their Vars alike."""
@@ -98,7 +135,7 @@ class Recording:
         self.deferred = False
 
     def _leaf(self, tensor: Tensor, kind: str) -> ir.Var:
-        ty = ir.TensorType(tensor.shape, tensor.dtype)
+        ty = _type_of(tensor.shape, tensor.dtype)
         v = RecordedVar(ty, len(self.vars))
         self.vars.append(v)
         self.structure.append((ty, kind))
@@ -168,9 +205,14 @@ class Recording:
         # The structure entry (op, params, out_type, *inputs), grown as a list:
         # the cheapest way to build it.
         entry = [op, None, None]
+        var_of = self.var_of
         for a in args:
             if isinstance(a, Tensor):
-                v = self._tensor_atom(a)
+                v = var_of.get(id(a))
+                # A tracked tensor's Var, looked up once; a Variable's only while
+                # its Var is current (_tensor_atom handles the rest).
+                if v is None or (isinstance(a, Variable) and self.versions.get(id(a)) != a._version):
+                    v = self._tensor_atom(a)
                 entry.append(v.index)
             else:
                 value = np.asarray(a)
@@ -182,9 +224,10 @@ class Recording:
                     v = self._leaf(Tensor(value), CONSTANT)
                     entry.append(v.index)
             atoms.append(v)
-        out_type = shape_rules[op](*[a.type for a in atoms], **params)
-        out = RecordedVar(out_type, len(self.vars))
-        self.vars.append(out)
+        out_type = _out_type(op, [a.type for a in atoms], params)
+        vars_ = self.vars
+        out = RecordedVar(out_type, len(vars_))
+        vars_.append(out)
         if not params:
             entry[1] = ()
         elif op in _OPS_WITH_OBJECT_PARAMS:
@@ -196,9 +239,9 @@ class Recording:
         entry[2] = out_type
         self.structure.append(tuple(entry))
         self.eqns.append(ir.Eqn(op, atoms, params, (out,)))
-        self.var_of[id(result)] = out
+        var_of[id(result)] = out
         self.tensor_of[out] = result
-        if type(result) is PendingTensor:
+        if result.__class__ is PendingTensor:
             self.deferred = True
         return out_type
 
