@@ -26,6 +26,7 @@ from .. import ir
 from ..ir.inline import substitute_inputs
 from . import backward_cache, tape_stack
 from .backward_plan import BackwardPlan, gather_gradients, seed_array
+from .deferred import PendingTensor
 from .dispatch import bind
 from .recording import Recording
 from .tensor import Tensor
@@ -170,9 +171,10 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     key = question.key()
     if batch is not None:
         key += (("batch", batch),)
-    # Deferred forward values (deferred.py) were never computed: the plan
-    # computes them itself, fused with the backward.
-    recompute = rec.deferred
+    # Deferred forward values (deferred.py) that were never computed: the plan
+    # computes them itself, fused with the backward. A target already read
+    # has had every value it depends on computed, so the plan reads them.
+    recompute = rec.deferred and any(type(t) is PendingTensor and t._forced is None for t in targets)
     if recompute:
         key += ("recompute",)
     unit_seeds = unit_seeds and batch is None

@@ -7,20 +7,26 @@ so an id is never reused while the recording lives.
 The structure (`Recording.structure`) is the recording with the values left
 out: one entry per Var, in the order the Vars were made,
 
-    leaf:      (type, kind)                       kind: "watched", "constant" or "variable"
-    equation:  (op, params, out_type, *inputs)    an input is the position of a Var
+    leaf:      (type id, kind)                    kind: "watched", "constant" or "variable"
+    equation:  (signature id, *inputs)            an input is the position of a Var
                                                   or the exact bytes of a scalar literal
+
+A signature id stands for (op, input types, params), the key under which
+the op's shape rule answer is memoized, and a type id for a leaf's type:
+small ints handed out once per distinct key and never reused, so entries
+hash and compare in C. Ops whose params hold objects (a `call`'s Function,
+a custom_gradient's callback) enter as (op, params key, out_type, *inputs)
+instead: a `call`'s Function by its value key (function_key.py); a
+`custom_gradient` makes the recording uncacheable.
 
 Two recordings with equal structures record the same program, so the
 backward function built for one serves the other (see backward_cache.py).
-It is built while recording, on the hot path of every eager op, so an entry
-is one tuple, positions are read off the Vars themselves, and params stay
-the op's own dict until `structure_key()` turns them into items (a tuple of
-items per op measurably slowed recording). A `call`'s Function enters by its
-value key (function_key.py); a `custom_gradient` makes the recording
-uncacheable.
+It is built while recording, on the hot path of every eager op, so an
+entry is one tuple and positions are read off the Vars themselves.
 """
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -55,41 +61,43 @@ def _literal(value: np.ndarray, key) -> ir.Literal:
     return lit
 
 
-# (op, input types, params) -> the shape rule's answer. A training loop records
-# the same few hundred ops every step; looking their types up is several times
-# cheaper than running the rules, and equal structures then share type objects.
-_out_types: dict = {}
-_MAX_OUT_TYPES = 1 << 16
+# (op, input types, params) -> (the shape rule's answer, signature id). A
+# training loop records the same few hundred ops every step; looking their
+# types up is several times cheaper than running the rules, and the id makes
+# the op's structure entry cheap to hash and compare.
+_signatures: dict = {}
+_types: dict = {}  # (shape, dtype) -> (TensorType, type id), for the leaves of recordings
+_MAX_MEMO = 1 << 16
+_ids = itertools.count()  # never reused, so a cleared memo cannot make two keys equal
 
 
-_types: dict = {}  # (shape, dtype) -> TensorType, for the leaves of recordings
-
-
-def _type_of(shape, dtype) -> ir.TensorType:
-    ty = _types.get((shape, dtype))
-    if ty is None:
-        ty = ir.TensorType(shape, dtype)
-        if len(_types) >= _MAX_OUT_TYPES:
+def _type_of(shape, dtype) -> tuple:
+    """(TensorType, type id) for a leaf."""
+    hit = _types.get((shape, dtype))
+    if hit is None:
+        if len(_types) >= _MAX_MEMO:
             _types.clear()
-        _types[(shape, dtype)] = ty
-    return ty
+        hit = _types[(shape, dtype)] = (ir.TensorType(shape, dtype), next(_ids))
+    return hit
 
 
-def _out_type(op, types, params) -> ir.TensorType:
-    """shape_rules[op](*types, **params), memoized (errors are raised, never stored)."""
+def _signature(op, types, params) -> tuple:
+    """(shape_rules[op](*types, **params), signature id), memoized; errors are raised, never
+    stored. The id is None when the params cannot key the memo (then neither can they key
+    a structure entry by id)."""
     if op in _OPS_WITH_OBJECT_PARAMS:
-        return shape_rules[op](*types, **params)
+        return shape_rules[op](*types, **params), None
     key = (op, *types, *params.items()) if params else (op, *types)
     try:
-        out = _out_types.get(key)
+        hit = _signatures.get(key)
     except TypeError:  # an unhashable param: the rule says what it thinks of it
-        return shape_rules[op](*types, **params)
-    if out is None:
+        return shape_rules[op](*types, **params), None
+    if hit is None:
         out = shape_rules[op](*types, **params)
-        if len(_out_types) >= _MAX_OUT_TYPES:
-            _out_types.clear()
-        _out_types[key] = out
-    return out
+        if len(_signatures) >= _MAX_MEMO:
+            _signatures.clear()
+        hit = _signatures[key] = (out, next(_ids))
+    return hit
 
 
 class RecordedVar(ir.Var):
@@ -106,7 +114,7 @@ class RecordedVar(ir.Var):
 class Recording:
     __slots__ = (
         "eqns", "var_of", "const_of", "tensor_of", "leaves", "sources", "variables",
-        "versions", "keepalive", "snapshots", "vars", "structure", "with_params",
+        "versions", "keepalive", "snapshots", "vars", "structure",
         "uncacheable", "deferred",
     )
 
@@ -126,7 +134,6 @@ class Recording:
         self.snapshots = {}  # Var of a variable read -> the value that read saw
         self.vars = []  # every RecordedVar, by index
         self.structure = []  # one entry per RecordedVar (see the module docstring)
-        self.with_params = []  # positions of the entries whose params are still a dict
         # Why the structure cannot key a cache (a custom_gradient's grad_fn
         # closes over this step's values), or None.
         self.uncacheable = None
@@ -135,10 +142,10 @@ class Recording:
         self.deferred = False
 
     def _leaf(self, tensor: Tensor, kind: str) -> ir.Var:
-        ty = _type_of(tensor.shape, tensor.dtype)
+        ty, type_id = _type_of(tensor.shape, tensor.dtype)
         v = RecordedVar(ty, len(self.vars))
         self.vars.append(v)
-        self.structure.append((ty, kind))
+        self.structure.append((type_id, kind))
         self.tensor_of[v] = tensor
         if isinstance(tensor, Variable):
             # A later assign must not change what this read saw.
@@ -202,9 +209,7 @@ class Recording:
         Raises the shape rule's error for operands the op does not accept.
         """
         atoms = []
-        # The structure entry (op, params, out_type, *inputs), grown as a list:
-        # the cheapest way to build it.
-        entry = [op, None, None]
+        inputs = []  # the structure entry's inputs
         var_of = self.var_of
         for a in args:
             if isinstance(a, Tensor):
@@ -213,31 +218,28 @@ class Recording:
                 # its Var is current (_tensor_atom handles the rest).
                 if v is None or (isinstance(a, Variable) and self.versions.get(id(a)) != a._version):
                     v = self._tensor_atom(a)
-                entry.append(v.index)
+                inputs.append(v.index)
             else:
                 value = np.asarray(a)
                 if value.ndim == 0:
                     key = (value.dtype, value.tobytes())
                     v = _literal(value, key)
-                    entry.append(key)
+                    inputs.append(key)
                 else:
                     v = self._leaf(Tensor(value), CONSTANT)
-                    entry.append(v.index)
+                    inputs.append(v.index)
             atoms.append(v)
-        out_type = _out_type(op, [a.type for a in atoms], params)
+        out_type, signature_id = _signature(op, [a.type for a in atoms], params)
         vars_ = self.vars
         out = RecordedVar(out_type, len(vars_))
         vars_.append(out)
-        if not params:
-            entry[1] = ()
+        if signature_id is not None:
+            self.structure.append((signature_id, *inputs))
         elif op in _OPS_WITH_OBJECT_PARAMS:
-            entry[1] = self._params_key(op, params)
-        else:
-            # The dict itself: structure_key() makes it hashable, off the hot path.
-            entry[1] = params
-            self.with_params.append(len(self.structure))
-        entry[2] = out_type
-        self.structure.append(tuple(entry))
+            self.structure.append((op, self._params_key(op, params), out_type, *inputs))
+        else:  # unhashable params: no cache can hold this recording
+            self.uncacheable = f"an unhashable parameter of {op.name}"
+            self.structure.append((op, None, out_type, *inputs))
         self.eqns.append(ir.Eqn(op, atoms, params, (out,)))
         var_of[id(result)] = out
         self.tensor_of[out] = result
@@ -259,16 +261,8 @@ class Recording:
         return tuple(params.items())
 
     def structure_key(self) -> tuple:
-        """The structure as one hashable tuple.
-
-        Raises:
-          TypeError: if a param is unhashable (then nothing can be cached).
-        """
-        entries = list(self.structure)
-        for i in self.with_params:
-            op, params, *rest = entries[i]
-            entries[i] = (op, tuple(params.items()), *rest)
-        return tuple(entries)
+        """The structure as one hashable tuple."""
+        return tuple(self.structure)
 
     def value(self, v: ir.Var):
         snap = self.snapshots.get(v)

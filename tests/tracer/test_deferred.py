@@ -167,3 +167,15 @@ def test_an_unrecorded_op_on_a_pending_value_computes_it():
             z = y + 1.0  # not recorded: computed at once, from y's value
     assert not is_pending(z) and not is_pending(y)
     np.testing.assert_array_equal(z.numpy(), [5.0, 10.0])
+
+
+def test_a_target_read_before_the_gradient_uses_the_values_it_computed(compile_at_once):
+    w = gt.Variable([0.4, -0.1, 0.2])
+    with gt.GradientTape() as tape:
+        loss = logreg_loss(w, X, Y)
+    float(loss)  # computes every value the loss depends on
+    g = tape.gradient(loss, w)
+    np.testing.assert_allclose(g.numpy(), logreg_grad_numpy(w.numpy(), X, Y), rtol=1e-13)
+    plan = next(iter(backward_cache._plans.values()))
+    # forward values are inputs of this plan: more than the three leaves
+    assert len(plan.fn.invars) > 3
