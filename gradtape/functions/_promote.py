@@ -36,11 +36,11 @@ def convert(x, dtype):
 
 
 def _fast_dtype(args):
-    """The result dtype when it is obvious (tensors of one float dtype, plus
-    Python scalars, which are weak); None when NumPy's rules must decide."""
+    """The result dtype when it is obvious (tensors and arrays of one float dtype,
+    plus Python scalars, which are weak); None when NumPy's rules must decide."""
     dtype = None
     for a in args:
-        if isinstance(a, Tensor):
+        if isinstance(a, Tensor) or type(a) is np.ndarray:  # arrays are not weak: as tensors
             d = a.dtype
             if dtype is None:
                 dtype = d
