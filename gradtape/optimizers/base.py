@@ -169,16 +169,19 @@ class Optimizer:
             )
         grads = []
         for i, g, v in present:
-            who = checks.describe_pair(v, i)
-            checks.check_float_parameter(where, who, v)
             if is_abstract(g):
                 raise TypeError(
-                    f"{where}: the gradient for {who} is an abstract tensor of a trace; apply_gradients "
-                    "changes Variables and cannot run inside staged code. Use the functional "
-                    "update() there, or gradtape.train_step."
+                    f"{where}: the gradient for {checks.describe_pair(v, i)} is an abstract tensor of a "
+                    "trace; apply_gradients changes Variables and cannot run inside staged code. Use "
+                    "the functional update() there, or gradtape.train_step."
                 )
             g = g.numpy() if isinstance(g, Tensor) else np.asarray(g)
-            checks.check_gradient_fits(where, who, g, v)
+            value = v._value
+            if g.shape != value.shape or g.dtype != value.dtype or value.dtype.kind != "f":
+                # The checks name the variable (its description is made only for them).
+                who = checks.describe_pair(v, i)
+                checks.check_float_parameter(where, who, v)
+                checks.check_gradient_fits(where, who, g, v)
             grads.append(g)
         if self.check_finite:
             bad = checks.first_non_finite(grads)
@@ -189,7 +192,7 @@ class Optimizer:
         for (_, _, v), g in zip(present, grads):
             entry = self._slot_entry(v)
             new_p, new_slots = self._apply_leaf(g, v.numpy(), entry[1], lr, self._iterations)
-            v.assign(new_p)
+            v._set(new_p)  # of v's shape and dtype: assign's checks would only repeat the ones above
             entry[1].update(new_slots)
         self._iterations += 1
         return self._iterations
