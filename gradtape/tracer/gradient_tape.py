@@ -30,6 +30,8 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
+_MODES = {m: m for m in UnconnectedGradients} | {m.value: m for m in UnconnectedGradients}
+
 _NON_PERSISTENT_USED = (
     "A non-persistent GradientTape can only be used to compute one set of "
     "gradients (or jacobians)"
@@ -419,6 +421,9 @@ class _StopRecording:
 
 
 def _unconnected_mode(value) -> UnconnectedGradients:
+    mode = _MODES.get(value) if isinstance(value, (str, UnconnectedGradients)) else None
+    if mode is not None:  # the common spellings, without an Enum lookup
+        return mode
     try:
         return UnconnectedGradients(value.value if isinstance(value, UnconnectedGradients) else value)
     except ValueError:

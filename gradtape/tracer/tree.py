@@ -14,6 +14,8 @@ def _is_namedtuple(x) -> bool:
 
 def flatten(tree) -> list:
     """The leaves of `tree` in a fixed order; anything not a container is a leaf."""
+    if not isinstance(tree, (dict, list, tuple)):  # a bare leaf: the common case of tape.gradient
+        return [tree]
     leaves = []
 
     def walk(x):
@@ -50,6 +52,8 @@ def leaf_paths(tree) -> list:
 
 def unflatten(structure, leaves):
     """Rebuild `structure`'s shape with `leaves` (consumed in flatten order)."""
+    if not isinstance(structure, (dict, list, tuple)):
+        return next(iter(leaves))
     it = iter(leaves)
 
     def build(x):
