@@ -10,6 +10,7 @@ vector body:
 | --- | --- | --- |
 | exp, expm1, log, log1p | own branch-free polynomials, inlined (math_poly.py) | 1 / 1.23 |
 | tanh | same, through expm1 | 2 / 1.51 |
+| softplus, sigmoid | same, through exp(-abs(x)) and a log1p for [0, 1] | 2 / 1.71, 2 / 2.40 |
 | sin, cos, tan | glibc libmvec through the call site's vector-variant attribute (math_libmvec.py) | 3 / 3.1 |
 | arctan, pow | same | 1 / 1.95 |
 | sqrt | llvm.sqrt: one instruction, correctly rounded | 0 / 0.5 |
@@ -22,7 +23,10 @@ exponent of 0, 1, 2, -1 or 0.5 is emitted as NumPy's shortcut for it
 
 Special values follow NumPy: exp overflows to inf and underflows through the
 subnormals to 0, log(0) = -inf, log(<0) = nan, log1p(-1) = -inf,
-tanh(+-large) = +-1, expm1 and log1p are accurate near 0, NaN propagates.
+tanh(+-large) = +-1, expm1 and log1p are accurate near 0, NaN propagates;
+softplus(x) = log(1 + exp(x)) and sigmoid(x) = 1 / (1 + exp(-x)) never
+overflow and keep full relative accuracy for x << 0 (for these two, the
+errors above are against the exact value rounded, as NumPy has no ufunc).
 That holds as long as the caller's own instructions producing the argument
 carry no `nnan`/`ninf` flags (those make NaN/inf inputs poison).
 
@@ -69,7 +73,7 @@ def emit_math(builder: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
         builder: positioned where the result is needed; its module receives
             the helper function (and libmvec declarations) on first use.
         name: one of exp, log, log1p, expm1, sqrt, sin, cos, tan, tanh,
-            arctan, pow (see `ARITY`).
+            arctan, pow, softplus, sigmoid (see `ARITY`).
         *args: one value (two for pow: base, exponent) of type double or
             float, all of the same type.
 

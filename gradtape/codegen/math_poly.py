@@ -1,4 +1,5 @@
-"""Branch-free polynomial exp, expm1, log, log1p and tanh, written in LLVM IR.
+"""Branch-free polynomial exp, expm1, log, log1p and tanh (and softplus and
+sigmoid built on them), written in LLVM IR.
 
 Each routine is straight-line scalar code (no calls but LLVM intrinsics that
 become single AVX2 instructions: fmuladd, fabs, copysign), so the loop
@@ -17,6 +18,10 @@ The methods, in one line each:
 - log1p: log of u = 1 + x with the rounding error of that sum, (x-(u-1))/u,
          added back; f = x itself when u needs no rescaling.
 - tanh:  t = expm1(2|x|), tanh(x) = sign(x) * t/(t+2).
+- softplus: max(x, 0) + log1p(e) and sigmoid: (x < 0 ? e : 1) / (1 + e), with
+         e = exp(-|x|) <= 1: nothing overflows, and both keep full relative
+         precision for x << 0 (where they are about e). log1p of e in [0, 1]
+         has its own cheaper range reduction (_log1p_of_unit).
 
 Range reduction uses Cody-Waite constants (ln2_hi has trailing zero bits, so
 n*ln2_hi and x - n*ln2_hi are exact with or without FMA) and carries no
@@ -55,6 +60,7 @@ class PolyConstants:
     tanh_one: float  # tanh rounds to +-1 beyond
     min_normal: float
     sqrt_half_bits: int  # bit pattern of sqrt(1/2) rounded
+    sqrt2_minus_1: float  # log1p's argument above which 1 + x is split as 2 * (1 + f)
 
 
 F64 = PolyConstants(
@@ -92,6 +98,7 @@ F64 = PolyConstants(
     tanh_one=20.0,  # 1 - tanh(20) = 8.5e-18 < 2^-54
     min_normal=2.2250738585072014e-308,
     sqrt_half_bits=0x3FE6A09E667F3BCD,
+    sqrt2_minus_1=0.41421356237309503,
 )
 
 F32 = PolyConstants(
@@ -115,6 +122,7 @@ F32 = PolyConstants(
     tanh_one=10.0,  # 1 - tanh(10) = 4.1e-9 < 2^-25
     min_normal=1.1754943508222875e-38,
     sqrt_half_bits=0x3F3504F3,
+    sqrt2_minus_1=0.41421353816986084,  # rounded down in float32
 )
 
 
@@ -145,24 +153,26 @@ def _exponent_bits(ops: FloatOps, e: int) -> int:
     return (e << ops.mant_bits) & ((1 << (64 if ops.is_f64 else 32)) - 1)
 
 
-def emit_exp(ops: FloatOps, x0):
+def emit_exp(ops: FloatOps, x0, *, nonpositive: bool = False):
+    """exp(x0); with `nonpositive`, for x0 known to be <= 0 or NaN (e.g. -|x|),
+    which saves the overflow clamp and the choice of the scaling's sign."""
     k = constants_for(ops)
-    x = ops.clamp_below(ops.clamp_above(x0, k.exp_max), k.exp_min)
+    x = ops.clamp_below(x0 if nonpositive else ops.clamp_above(x0, k.exp_max), k.exp_min)
     t, _, _, r = _reduce_ln2(ops, k, x)
     p = ops.add(ops.c(1.0), ops.fma(ops.mul(r, r), ops.poly(r, k.expm1_p), r))
     # p * 2^n = (p * 2^(n - b)) * 2^b with b = +-bias: both factors are
     # normal, and only the second product rounds (to inf, or into the
     # subnormals) once. Multiplying, rather than adding n to p's exponent
-    # bits, keeps a NaN in p a NaN.
-    negative = ops.lt(x, ops.c(0.0))
+    # bits, keeps a NaN in p a NaN. For n <= 0, b = -bias always works.
     bias = k.scale_bias
     one = ops.bits_of_one()
-    scale_bits = ops.iadd(
-        _n_shifted(ops, t),
-        ops.select(negative, ops.ci(one + _exponent_bits(ops, bias)), ops.ci(one - _exponent_bits(ops, bias))),
-    )
-    y = ops.mul(ops.mul(p, ops.from_bits(scale_bits)), ops.select(negative, ops.c(2.0**-bias), ops.c(2.0**bias)))
-    return y
+    down_bits, up_bits = ops.ci(one + _exponent_bits(ops, bias)), ops.ci(one - _exponent_bits(ops, bias))
+    down, up = ops.c(2.0**-bias), ops.c(2.0**bias)
+    if nonpositive:
+        return ops.mul(ops.mul(p, ops.from_bits(ops.iadd(_n_shifted(ops, t), down_bits))), down)
+    negative = ops.lt(x, ops.c(0.0))
+    scale_bits = ops.iadd(_n_shifted(ops, t), ops.select(negative, down_bits, up_bits))
+    return ops.mul(ops.mul(p, ops.from_bits(scale_bits)), ops.select(negative, down, up))
 
 
 def _expm1_scaled(ops: FloatOps, k: PolyConstants, x, may_overflow: bool):
@@ -269,10 +279,49 @@ def emit_log1p(ops: FloatOps, x):
     return ops.select(ops.eq(x, ops.c(0.0)), x, y)  # keeps the sign of -0
 
 
+def _exp_of_minus_abs(ops: FloatOps, x):
+    """exp(-|x|), in [0, 1]: the one exponential softplus and sigmoid need (it never overflows)."""
+    return emit_exp(ops, ops.b.fneg(ops.fabs(x)), nonpositive=True)
+
+
+def _log1p_of_unit(ops: FloatOps, k: PolyConstants, e):
+    """log1p(e) for e in [0, 1] (or NaN), cheaper than emit_log1p and as accurate.
+
+    1 + e lies in [1, 2], so its exponent split needs no bit work: below
+    sqrt(2), f = e exactly (no rounding to add back); above, 1 + e = 2(1 + f)
+    with f = (e - 1)/2, where e - 1 is exact for e >= 1/2 and otherwise off by
+    the exact residual lo = e - (1 + (e - 1)) (Fast2Sum: |-1| >= e). Its share
+    of the log, (lo/2)/(1 + f), is taken as (lo/2)(1 - f), off by f^2 < 0.09
+    of a value below a quarter ULP of the result. So there is no division but
+    the kernel's and the dependency chain after exp is short: softplus runs
+    in 17 us per 4000 doubles here, against 21 us through emit_log1p.
+    """
+    upper = ops.lt(ops.c(k.sqrt2_minus_1), e)
+    t = ops.sub(e, ops.c(1.0))
+    f_upper = ops.mul(t, ops.c(0.5))
+    half_lo = ops.mul(ops.sub(e, ops.add(t, ops.c(1.0))), ops.c(0.5))
+    f = ops.select(upper, f_upper, e)
+    tail = ops.select(upper, ops.fma(ops.b.fneg(half_lo), f_upper, half_lo), ops.c(0.0))
+    return _log_kernel(ops, k, ops.select(upper, ops.c(1.0), ops.c(0.0)), f, tail)
+
+
+def emit_softplus(ops: FloatOps, x):
+    positive_part = ops.select(ops.gt(x, ops.c(0.0)), x, ops.c(0.0))  # NaN reaches the sum through log1p
+    return ops.add(positive_part, _log1p_of_unit(ops, constants_for(ops), _exp_of_minus_abs(ops, x)))
+
+
+def emit_sigmoid(ops: FloatOps, x):
+    e = _exp_of_minus_abs(ops, x)
+    numerator = ops.select(ops.lt(x, ops.c(0.0)), e, ops.c(1.0))  # NaN: 1 / (1 + NaN)
+    return ops.div(numerator, ops.add(ops.c(1.0), e))
+
+
 POLY_EMITTERS = {
     "exp": emit_exp,
     "expm1": emit_expm1,
     "log": emit_log,
     "log1p": emit_log1p,
     "tanh": emit_tanh,
+    "softplus": emit_softplus,
+    "sigmoid": emit_sigmoid,
 }

@@ -86,6 +86,8 @@ UNARY = {
     "tan": _math("tan"),
     "tanh": _math("tanh"),
     "arctan": _math("arctan"),
+    "softplus": _math("softplus"),
+    "sigmoid": _math("sigmoid"),
     "abs": _per_kind(lambda d: lambda k, v: emit_intrinsic(k.b, "llvm.fabs", v[0]), _int_abs, _identity),
     "sign": _per_kind(_float_sign, _int_sign, _identity),
     "floor": lambda i, o, **p: lambda k, v: emit_intrinsic(k.b, "llvm.floor", v[0]),

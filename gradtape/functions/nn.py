@@ -1,5 +1,7 @@
-"""Neural-network building blocks composed from existing ops: softmax,
-log_softmax, logsumexp, sigmoid, relu, softplus and clip.
+"""Neural-network building blocks: softmax, log_softmax, logsumexp, relu and
+clip composed from existing ops; sigmoid and softplus, one op each (the IR's
+`sigmoid` and `softplus`, whose derivatives are sigmoid and sigmoid * (1 -
+sigmoid)).
 
 Each is written so that no intermediate overflows for any finite input
 (so values and gradients stay finite at |x| = 1000) and so that its
@@ -9,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.ops import elementwise as ew_ops
 from ..ir.ops import layout, reduce
-from ..ir.ops.elementwise import stop_gradient_p
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -35,7 +37,7 @@ def _shift(x, axes):
     A non-finite max (all -inf, or an inf) is replaced by 0, as SciPy does,
     so that inf - inf does not turn the result into NaN.
     """
-    m = bind(stop_gradient_p, reductions.max(x, axes, keepdims=True))
+    m = bind(ew_ops.stop_gradient_p, reductions.max(x, axes, keepdims=True))
     return ew.where(ew.less(ew.abs(m), np.inf), m, 0.0)
 
 
@@ -113,8 +115,10 @@ def logsumexp(x, axis=None, keepdims=False):
 def sigmoid(x):
     """The logistic function 1 / (1 + exp(-x)), stable for any x.
 
-    Only exp(-|x|) <= 1 is ever computed, so neither the value nor the
-    gradient overflows; small values (x << 0) keep full relative precision.
+    One op (`sigmoid`) whose reference and compiled code compute only
+    exp(-|x|) <= 1, so neither the value nor the gradient overflows; small
+    values (x << 0) keep full relative precision. The derivative is
+    sigmoid(x) * (1 - sigmoid(x)), 0.25 at x = 0.
 
     Args:
       x: a Tensor or array-like (integers become float64).
@@ -127,12 +131,7 @@ def sigmoid(x):
         >>> gradtape.sigmoid(gradtape.constant([-1000.0, 0.0, 1000.0]))
         Tensor([0. , 0.5, 1. ], dtype=float64)
     """
-    x = _float_tensor(x)
-    nonneg = ew.greater_equal(x, 0.0)
-    # -|x|, written with where (not abs) so its derivative at 0 is -1 or 1, not 0.
-    z = ew.exp(ew.where(nonneg, ew.negative(x), x))
-    one_plus = ew.add(1.0, z)
-    return ew.where(nonneg, ew.divide(1.0, one_plus), ew.divide(z, one_plus))
+    return bind(ew_ops.sigmoid_p, _float_tensor(x))
 
 
 def relu(x):
@@ -156,8 +155,9 @@ def relu(x):
 def softplus(x):
     """log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so it never overflows.
 
-    The max and -|x| are written with where, so the derivatives at x = 0 are
-    sigmoid(0) = 0.5 and 0.25, like those of the smooth function.
+    One op (`softplus`) whose derivative is sigmoid(x), so the derivatives
+    at x = 0 are sigmoid(0) = 0.5 and 0.25, like those of the smooth
+    function, and a gradient costs one exp and one division per element.
 
     Args:
       x: a Tensor or array-like (integers become float64).
@@ -170,10 +170,7 @@ def softplus(x):
         >>> gradtape.softplus(gradtape.constant([-1000.0, 0.0, 1000.0]))
         Tensor([0.00000000e+00, 6.93147181e-01, 1.00000000e+03], dtype=float64)
     """
-    x = _float_tensor(x)
-    pos = ew.greater(x, 0.0)
-    neg_abs = ew.where(pos, ew.negative(x), x)
-    return ew.add(ew.where(pos, x, 0.0), ew.log1p(ew.exp(neg_abs)))
+    return bind(ew_ops.softplus_p, _float_tensor(x))
 
 
 _NO_VALUE = getattr(np, "_NoValue", None)  # NumPy's "argument not given" marker

@@ -25,6 +25,7 @@ F64, F32 = np.dtype(np.float64), np.dtype(np.float32)
 # op -> (max ULP in float64, in float32), or 0 for correctly rounded results
 ULP = {
     "exp": (3, 4), "log": (3, 4), "log1p": (3, 4), "expm1": (3, 4), "tanh": (3, 4),
+    "softplus": (3, 4), "sigmoid": (3, 4),
     "sin": (4, 6), "cos": (4, 6), "tan": (4, 6), "arctan": (4, 6),
     "sqrt": (0, 0), "neg": (0, 0), "abs": (0, 0), "sign": (0, 0),
     "floor": (0, 0), "ceil": (0, 0), "round": (0, 0),

@@ -36,6 +36,19 @@ def test_exp_tanh_loop_is_packed_with_no_libm_calls(dtype, suffix):
     assert not [c for c in calls if re.search(r"exp|tanh", c)], calls
 
 
+@pytest.mark.skipif(not has_vector_math(), reason="gradtape.codegen.math is not available")
+@pytest.mark.parametrize("dtype, suffix", [(np.float64, "pd"), (np.float32, "ps")])
+def test_softplus_sigmoid_and_their_gradient_are_packed_with_no_calls(dtype, suffix):
+    """Forward (exp and log1p inlined) and the gradient (sigmoid: one exp, one add, one divide)."""
+    x = np.ones(1000, dtype)
+    forward = _assembly(lambda x: gt.softplus(x) + gt.sigmoid(x), x)
+    gradient = _assembly(gt.grad(lambda x: gt.sum(gt.softplus(x))), x)
+    for asm in (forward, gradient):
+        assert len(_packed(asm, suffix)) > 20
+        assert re.search(rf"vdiv{suffix}\s+[^\n]*%ymm", asm)
+        assert not re.findall(r"\bcall\w*\s+[^\n]*", asm)
+
+
 @pytest.mark.parametrize("dtype, suffix", [(np.float64, "pd"), (np.float32, "ps")])
 def test_sum_of_squares_reduction_is_packed(dtype, suffix):
     asm = _assembly(lambda x: gt.sum(x * x), np.ones(1000, dtype))

@@ -22,6 +22,8 @@ import pytest
 from llvmlite import ir
 
 import llvmlite.binding as llvm
+from scipy.special import expit
+
 from gradtape.codegen.math import ARITY, MATH_LIBRARIES, declared_externals, emit_math
 
 from .loop_kernel import _ENGINES as ENGINES
@@ -29,14 +31,15 @@ from .loop_kernel import jit_loop, loop_module, target_machine
 
 
 HAS_LIBMVEC = bool(MATH_LIBRARIES)
-POLY = ("exp", "expm1", "log", "log1p", "tanh")
+POLY = ("exp", "expm1", "log", "log1p", "tanh", "softplus", "sigmoid")
 LIBMVEC = ("sin", "cos", "tan", "arctan", "pow")
 DTYPES = {"f64": np.float64, "f32": np.float32}
 IR_TYPES = {"f64": ir.DoubleType, "f32": ir.FloatType}
 
 # Max ULP error vs NumPy, per function and dtype, over the sample below. For
 # the f32 polynomials they also hold over all 2^32 inputs (checked offline:
-# exp 0.98, expm1 1.23, log 0.84, log1p 0.84, tanh 1.51); sin, cos, tan,
+# exp 0.98, expm1 1.23, log 0.84, log1p 0.84, tanh 1.51, softplus 1.71,
+# sigmoid 2.40, the last two against the exact value); sin, cos, tan,
 # arctan and pow come from glibc's libmvec, whose own bound is 4 ULP.
 ULP_BOUND = {
     ("exp", "f64"): 1, ("exp", "f32"): 1.0,
@@ -44,6 +47,8 @@ ULP_BOUND = {
     ("log", "f64"): 1, ("log", "f32"): 1.0,
     ("log1p", "f64"): 1, ("log1p", "f32"): 1.0,
     ("tanh", "f64"): 2, ("tanh", "f32"): 1.6,
+    ("softplus", "f64"): 2, ("softplus", "f32"): 1.75,  # f64 2: at ~1 in 1e5 points of [-2, 0]
+    ("sigmoid", "f64"): 2, ("sigmoid", "f32"): 2.45,
     ("sqrt", "f64"): 0, ("sqrt", "f32"): 0.5,
     ("sin", "f64"): 4, ("sin", "f32"): 2.0,
     ("cos", "f64"): 4, ("cos", "f32"): 2.0,
@@ -52,7 +57,18 @@ ULP_BOUND = {
     ("pow", "f64"): 1, ("pow", "f32"): 1.0,
 }
 
-NUMPY = {"arctan": np.arctan, "pow": np.power}
+def _in_long_double(fn):
+    """fn evaluated in x87 extended precision, rounded to float64: a reference
+    within 0.5 ULP for functions NumPy has no float64 ufunc of."""
+    return lambda x: fn(x.astype(np.longdouble)).astype(np.float64)
+
+
+NUMPY = {
+    "arctan": np.arctan,
+    "pow": np.power,
+    "softplus": _in_long_double(lambda x: np.logaddexp(0, x)),
+    "sigmoid": _in_long_double(expit),
+}
 
 
 def numpy_fn(name):
@@ -123,6 +139,10 @@ def sample(name, dtype, n=100_000):
     elif name == "log1p":
         x = [10.0 ** rng.uniform(tiny, huge, n // 2), -(10.0 ** rng.uniform(tiny, 0, n // 4)),
              rng.uniform(-1, 3, n // 4)]
+    elif name in ("softplus", "sigmoid"):  # both tails, down to results in the subnormals
+        lim = 750.0 if f64 else 105.0
+        x = [rng.uniform(-lim, lim, n // 2), _both_signs(rng, tiny, np.log10(lim), n // 4),
+             rng.uniform(-40, 40, n // 4)]
     elif name in ("tanh", "sqrt", "arctan"):
         x = [_both_signs(rng, tiny, 3 if name == "tanh" else huge, n // 4), rng.uniform(-5, 5, n // 2)]
     elif name in ("sin", "cos", "tan"):
@@ -173,6 +193,10 @@ SPECIAL = {  # name: [(inputs..., expected)], expected as NumPy gives it
               (NAN, NAN), (1e-30, 1e-30), (-1e-30, -1e-30)],
     "tanh": [(0.0, 0.0), (-0.0, -0.0), (INF, 1.0), (-INF, -1.0), (NAN, NAN), (1e300, 1.0),
              (-1e300, -1.0), (50.0, 1.0), (-50.0, -1.0), (1e-30, 1e-30), (-1e-30, -1e-30)],
+    "softplus": [(0.0, np.log(2.0)), (-0.0, np.log(2.0)), (INF, INF), (-INF, 0.0), (NAN, NAN),
+                 (800.0, 800.0), (-800.0, 0.0), (1e300, 1e300), (-1e300, 0.0)],
+    "sigmoid": [(0.0, 0.5), (-0.0, 0.5), (INF, 1.0), (-INF, 0.0), (NAN, NAN), (40.0, 1.0),
+                (800.0, 1.0), (-800.0, 0.0), (1e300, 1.0), (-1e300, 0.0)],
     "sqrt": [(0.0, 0.0), (-0.0, -0.0), (-1.0, NAN), (INF, INF), (-INF, NAN), (NAN, NAN), (4.0, 2.0)],
     "sin": [(0.0, 0.0), (-0.0, -0.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
     "cos": [(0.0, 1.0), (-0.0, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
@@ -235,6 +259,16 @@ def test_expm1_and_log1p_keep_full_relative_accuracy_near_zero():
     for name in ("expm1", "log1p"):
         out = kernel(name, "f64")(x)
         assert np.all(ulp_error(out, numpy_fn(name)(x), np.float64) <= 1), name
+
+
+def test_softplus_and_sigmoid_keep_full_relative_accuracy_in_the_left_tail():
+    """For x << 0 both are about exp(x): no 1 + exp(x) may round it away, down to the subnormals."""
+    x = -np.concatenate([10.0 ** np.linspace(-300, 2.8, 2000), np.linspace(700.0, 745.0, 500)])
+    for name in ("softplus", "sigmoid"):
+        out = kernel(name, "f64")(x)
+        assert np.all(ulp_error(out, numpy_fn(name)(x), np.float64) <= ULP_BOUND[name, "f64"]), name
+        subnormal = out[x < -709.0]  # exp(-708.4) is the smallest normal double
+        assert np.all(subnormal < np.finfo(np.float64).smallest_normal) and np.any(subnormal > 0), name
 
 
 # ---------------------------------------------------------------- vectorization

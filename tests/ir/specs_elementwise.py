@@ -1,5 +1,6 @@
 """Op specs of the elementwise ops, over broadcasting shape pairs."""
 import numpy as np
+from scipy.special import expit
 
 import gradtape as gt
 
@@ -26,6 +27,11 @@ SPECS = [
     _unary("tan", gt.tan, np.tan, positive(2, 3, lo=-1.2, hi=1.2)),
     _unary("tanh", gt.tanh, np.tanh),
     _unary("arctan", gt.arctan, np.arctan),
+    # Wider than normal(): the tails (|x| up to ~12) are where a naive log(1 + exp(x)) would lose them.
+    OpSpec("softplus_tails", gt.softplus, args(lambda rng: rng.uniform(-12, 12, (2, 3))), ops=("softplus",),
+           numpy_fn=lambda x: np.logaddexp(0.0, x)),
+    OpSpec("sigmoid_tails", gt.sigmoid, args(lambda rng: rng.uniform(-12, 12, (2, 3))), ops=("sigmoid",),
+           numpy_fn=expit),
     _unary("abs", gt.abs, np.abs, positive(2, 3, lo=0.2, hi=2.0)),
     _unary("abs_negative", gt.abs, np.abs, positive(2, 3, lo=-2.0, hi=-0.2)),
     # Piecewise-constant ops: zero derivative away from their jumps.
@@ -72,6 +78,9 @@ SPECS += [
            args(normal(5), normal(5)),
            ops=("lt", "le", "gt", "ge", "eq", "ne", "logical_and", "logical_or", "logical_xor", "logical_not"),
            numpy_fn=lambda x, y: np.where(((x < y) & (x <= y) | ((x > y) ^ (x >= y))) & ~(x == y) | (x != y), x, y)),
+    OpSpec("softplus_sigmoid_f32", lambda x: gt.softplus(x) * gt.sigmoid(x), args(normal(2, 3, dtype=np.float32)),
+           ops=("softplus", "sigmoid"),
+           numpy_fn=lambda x: (np.logaddexp(0.0, x) * expit(x)).astype(np.float32)),
     OpSpec("float32_chain", lambda x: gt.tanh(x * 2.0) + gt.exp(x), args(normal(4, dtype=np.float32)),
            ops=("tanh", "exp"), numpy_fn=lambda x: np.tanh(x * np.float32(2.0)) + np.exp(x)),
 ]

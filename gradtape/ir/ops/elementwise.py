@@ -110,6 +110,27 @@ floor_p = unary("floor", np.floor, zero_grad=True)
 ceil_p = unary("ceil", np.ceil, zero_grad=True)
 round_p = unary("round", np.round, zero_grad=True)
 
+# --- the logistic pair: softplus and its derivative sigmoid --------------------------
+# One op each rather than a composition of exp/log1p/where: an eager tape pays
+# its dispatch per op, and the adjoint of the composition is a dozen selects
+# and divisions where sigmoid(x) alone is the derivative. Both references
+# compute only exp(-|x|) <= 1, so nothing overflows for any x.
+
+def _softplus_impl(x):
+    """log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)): full relative precision in both tails."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def _sigmoid_impl(x):
+    """1 / (1 + exp(-x)) as (1 or e) / (1 + e), e = exp(-|x|): for x << 0 the
+    result is e / (1 + e), with full relative precision down to the subnormals."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, np.ones_like(e), e) / (1 + e)
+
+
+sigmoid_p = unary("sigmoid", _sigmoid_impl, lambda x, out: out * (1.0 - out))
+softplus_p = unary("softplus", _softplus_impl, lambda x, out: sigmoid(x))
+
 logical_not_p = new_op("logical_not", elementwise=True, differentiable=False)
 shape_rules[logical_not_p] = lambda x: (require_bool(logical_not_p, x), x)[1]
 impls[logical_not_p] = np.logical_not
@@ -320,6 +341,8 @@ def sign(x): return bind(sign_p, x)
 def floor(x): return bind(floor_p, x)
 def ceil(x): return bind(ceil_p, x)
 def round(x): return bind(round_p, x)
+def sigmoid(x): return bind(sigmoid_p, x)
+def softplus(x): return bind(softplus_p, x)
 def logical_not(x): return bind(logical_not_p, x)
 def cast(x, dtype): return bind(cast_p, x, dtype=np.dtype(dtype))
 def add(x, y): return bind(add_p, x, y)
