@@ -3,7 +3,9 @@ three ways with gradtape, timed against hand-written NumPy in the same run.
 
     python bench/training_step.py [--check] [--runs 3]
 
-  eager     GradientTape records the loss each step; SGD.apply_gradients updates a Variable
+  eager     GradientTape records the loss each step (deferred: nothing is computed op by
+            op), tape.gradient runs forward and backward as one cached compiled
+            function, SGD.apply_gradients updates a Variable
   tape+staged  the same loop with the loss a @differentiable function (recorded as one
             `call`, forward and backward compiled): informational, no target
   staged    value_and_grad (one compiled call) + the functional SGD.update in NumPy
@@ -132,9 +134,7 @@ def eager_breakdown(X, y):
 
     def same_ops_in_numpy():  # what logreg_loss's ops compute, as gradtape's softplus computes it
         z = X @ w.numpy()
-        positive = z > 0
-        e = np.exp(np.where(positive, -z, z))
-        return np.sum(np.where(positive, z, 0.0) + np.log1p(e) - y * z) / len(y)
+        return np.sum(np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z) / len(y)
 
     for _ in range(20):
         step()
@@ -146,11 +146,11 @@ def eager_breakdown(X, y):
         "apply": lambda: opt.apply_gradients([(g, w)]), "numpy_step": W.w4_numpy(X, y, 1, LR)})
     print(f"one eager step {fmt(t['step'])} (one NumPy step {fmt(t['numpy_step'])}), "
           "best of 30 interleaved rounds:")
-    print(f"  forward recorded on the tape       {fmt(t['forward']):>10s}")
-    print(f"    the same gradtape ops, no tape   {fmt(t['unrecorded']):>10s}")
-    print(f"    the same ops in bare NumPy       {fmt(t['numpy_ops']):>10s}")
-    print(f"  tape.gradient (compiled backward)  {fmt(t['forward_and_gradient'] - t['forward']):>10s}")
-    print(f"  apply_gradients                    {fmt(t['apply']):>10s}")
+    print(f"  forward recorded on the tape (deferred: not computed)  {fmt(t['forward']):>10s}")
+    print(f"    the same gradtape ops computed, no tape              {fmt(t['unrecorded']):>10s}")
+    print(f"    the same ops in bare NumPy                           {fmt(t['numpy_ops']):>10s}")
+    print(f"  tape.gradient (forward and backward, one native call)  {fmt(t['forward_and_gradient'] - t['forward']):>10s}")
+    print(f"  apply_gradients                                        {fmt(t['apply']):>10s}")
 
 
 def check(name, ref, got) -> bool:
