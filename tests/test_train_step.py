@@ -112,6 +112,20 @@ def counting_compiler(monkeypatch):
             self.calls += 1
             return self.compiled(*args, **kwargs)
 
+        def entry(self, *args):  # the raw entries train_step's hot path calls (same protocol)
+            result = self.compiled.entry(*args)
+            self.calls += result is not NotImplemented
+            return result
+
+        def entry_into(self, *args):
+            result = self.compiled.entry_into(*args)
+            self.calls += result is not NotImplemented
+            return result
+
+        @property
+        def out_types(self):
+            return self.compiled.out_types
+
     made = []
 
     def compiler(fn):
@@ -250,3 +264,171 @@ def test_without_the_loss_the_step_is_the_same_update():
         assert quiet(without, x, onehot) is None
     for a, b in zip(with_loss, without):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+# --- the hot path: after the first call, the step calls the compiled step's native entry itself ----
+
+@pytest.fixture
+def native_now(monkeypatch):
+    """Compile in the caller, so the second call of a structure already runs native code."""
+    monkeypatch.setattr(runtime.config, "async_compile", False)
+
+
+@pytest.fixture
+def staged_calls(monkeypatch):
+    """Count the calls of every staged function (the hot path makes none)."""
+    from gradtape.staging.staged import StagedFunction
+
+    count = {"calls": 0}
+    call = StagedFunction.__call__
+
+    def counted(self, *args, **kwargs):
+        if not any(isinstance(a, gt.Tensor) for a in args):  # not the derivative's call in a trace
+            count["calls"] += 1
+        return call(self, *args, **kwargs)
+
+    monkeypatch.setattr(StagedFunction, "__call__", counted)
+    return count
+
+
+def squares_loss(w, x, y):
+    return gt.mean((x @ w - y) ** 2)
+
+
+def squares_grad(w, x, y):
+    return 2 * x.T @ (x @ w - y) / len(y)
+
+
+def test_after_the_first_call_steps_skip_the_staged_function(native_now, staged_calls):
+    rng = np.random.default_rng(7)
+    w, x, y = np.zeros(3), rng.normal(size=(6, 3)), rng.normal(size=6)
+    step = gt.train_step(squares_loss, O.SGD(0.1), return_loss=False)
+    expected = w.copy()
+    for _ in range(5):
+        x, y = x + 0.5, y - 0.25  # new batch arrays each step, as a data loader gives
+        assert step(w, x, y) is None
+        expected = expected - 0.1 * squares_grad(expected, x, y)
+    np.testing.assert_allclose(w, expected, rtol=1e-12)
+    assert staged_calls["calls"] == 1
+    assert step.calls == 5 and sum(step.cache_info()[:2]) == 5
+
+
+def test_batches_the_native_entry_declines_go_through_the_general_path(native_now, staged_calls):
+    """A Fortran-ordered batch, a batch of another shape, a Tensor: each converted, or a new plan."""
+    rng = np.random.default_rng(8)
+    w, x, y = np.zeros(3), rng.normal(size=(6, 3)), rng.normal(size=6)
+    step = gt.train_step(squares_loss, O.SGD(0.1))
+    expected = w.copy()
+    batches = [(x, y), (np.asfortranarray(x), y), (x[:4], y[:4]), (x, gt.constant(y)), (x, y), (x, y)]
+    for bx, by in batches:
+        loss = step(w, bx, by)
+        bx, by = np.asarray(bx), np.asarray(by)
+        assert loss == pytest.approx(np.mean((bx @ expected - by) ** 2), rel=1e-12)
+        expected = expected - 0.1 * squares_grad(expected, bx, by)
+    np.testing.assert_allclose(w, expected, rtol=1e-12)
+    assert staged_calls["calls"] == 5  # all but the last, which repeats the one before
+    assert step.optimizer.iterations == 6
+
+
+def test_a_batch_the_entry_declines_leaves_the_hot_path_for_the_next_call(native_now, staged_calls):
+    rng = np.random.default_rng(11)
+    w, x, y = np.zeros(3), rng.normal(size=(6, 3)), rng.normal(size=6)
+    step = gt.train_step(squares_loss, O.SGD(0.1), return_loss=False)
+    expected = w.copy()
+    for k in range(6):
+        bx = np.asfortranarray(x) if k % 2 else x  # converted by the staged function each time
+        step(w, bx, y)
+        expected = expected - 0.1 * squares_grad(expected, x, y)
+    np.testing.assert_allclose(w, expected, rtol=1e-12)
+    assert staged_calls["calls"] == 1 + 3  # the first call, and the Fortran-ordered ones
+
+
+def test_a_schedule_is_called_once_per_step_when_the_hot_path_declines(native_now):
+    rates = []
+
+    def lr(iterations):
+        rates.append(0.1 / (1 + iterations))
+        return rates[-1]
+
+    rng = np.random.default_rng(9)
+    w, x, y = np.zeros(3), rng.normal(size=(8, 3)), rng.normal(size=8)
+    step = gt.train_step(squares_loss, O.SGD(lr), return_loss=False)
+    expected = w.copy()
+    for k in range(6):
+        n = 8 if k % 2 else 5  # every call but the first declined by the entry of the last call
+        step(w, x[:n], y[:n])
+        expected = expected - rates[k] * squares_grad(expected, x[:n], y[:n])
+    assert len(rates) == 6
+    np.testing.assert_allclose(w, expected, rtol=1e-12)
+
+
+def test_new_parameter_objects_and_lists_changed_in_place_are_used(native_now):
+    rng = np.random.default_rng(10)
+    x, y = rng.normal(size=(6, 3)), rng.normal(size=6)
+
+    def loss_fn(p, x, y):
+        return gt.mean((x @ p[0] + p[1] - y) ** 2)
+
+    params = [np.zeros(3), np.zeros(())]
+    step = gt.train_step(loss_fn, O.SGD(0.1))
+    ref_w, ref_b = np.zeros(3), 0.0
+    for k in range(6):
+        if k == 3:
+            params[0] = params[0].copy()  # the same list, a new leaf
+        if k == 4:
+            params = [params[0], params[1].copy()]  # a new list
+        step(params, x, y)
+        r = x @ ref_w + ref_b - y
+        ref_w, ref_b = ref_w - 0.1 * 2 * x.T @ r / 6, ref_b - 0.1 * 2 * np.mean(r)
+    np.testing.assert_allclose(params[0], ref_w, rtol=1e-12)
+    assert float(params[1]) == pytest.approx(ref_b, rel=1e-12)
+
+
+def test_a_parameter_made_read_only_after_the_first_call_is_refused_before_any_change(native_now):
+    w, x, y = np.zeros(3), np.ones((4, 3)), np.ones(4)
+    opt = O.Adam(0.1)
+    step = gt.train_step(squares_loss, opt)
+    step(w, x, y)
+    step(w, x, y)
+    before, momentum = w.copy(), opt.get_slot(w, "momentum")
+    w.flags.writeable = False
+    with pytest.raises(TypeError, match=re.escape("parameter params (leaf 0) is a read-only array")):
+        step(w, x, y)
+    np.testing.assert_array_equal(w, before)
+    np.testing.assert_array_equal(opt.get_slot(w, "momentum"), momentum)
+    assert opt.iterations == 2 and step.calls == 2
+
+
+def test_check_finite_and_aux_on_the_hot_path(native_now):
+    def loss_fn(w, x):
+        z = x @ w
+        return gt.sum(gt.sqrt(z)), {"z": z}
+
+    w, x = np.ones(2), np.eye(2)
+    step = gt.train_step(loss_fn, O.SGD(1.0), has_aux=True, check_finite=True)
+    loss, aux = step(w, x)  # gradient 0.5 / sqrt(1): w becomes 0.5
+    loss, aux = step(w, x)  # the hot path: sqrt(0.5), w becomes 0.5 - 0.5 / sqrt(0.5) < 0
+    assert loss == pytest.approx(2 * np.sqrt(0.5)) and float(aux["z"][0]) == pytest.approx(0.5)
+    before = w.copy()
+    with pytest.raises(O.NonFiniteGradientError, match=r"parameter params \(leaf 0\) is not finite in update 3"):
+        with np.errstate(invalid="ignore"):
+            step(w, x)  # sqrt of a negative: NaN gradient
+    np.testing.assert_array_equal(w, before)
+    assert step.optimizer.iterations == 2
+
+
+def test_compiled_for_gives_the_native_entry_of_a_signature(native_now, monkeypatch):
+    from gradtape import codegen
+
+    f = gt.grad(squares_loss)
+    w, x, y = np.ones(3), np.arange(6.0).reshape(2, 3), np.ones(2)
+    assert f.compiled_for(w, x, y) is None  # not called yet
+    g = f(w, x, y)
+    compiled, assemble = f.compiled_for(w, x, y)
+    np.testing.assert_array_equal(assemble(compiled.entry(w, x, y)), g)
+    np.testing.assert_allclose(g, squares_grad(w, x, y), rtol=1e-12)
+    assert compiled.entry(w, np.asfortranarray(x), y) is NotImplemented  # the caller falls back
+    assert f.compiled_for(w, x, [1.0, 1.0]) is None  # not an array: the staged call decides
+    assert f.compiled_for(w, x[:1], y[:1]) is None  # another signature
+    monkeypatch.setattr(codegen, "CODEGEN_VERSION", codegen.CODEGEN_VERSION + 1)
+    assert f.compiled_for(w, x, y) is None

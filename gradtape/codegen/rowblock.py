@@ -8,28 +8,47 @@ elementwise part). When the steps between the two products read what they
 write only at the row being computed, they run on a block of rows at a time:
 
     g = 0
-    for each block R of rows of X (BLOCK_ELEMENTS elements: stays in L2):
-        z[R] = X[R, :] @ w          GROUP rows at a time, one load of w per GROUP FMAs
+    for each block R of rows of X (BLOCK_ELEMENTS elements: stays in L1):
+        z[R] = X[R, :] @ w          GROUP_ROWS rows at a time, one load of w per GROUP_ROWS FMAs
         r[R] = f(z[R], ...)         the elementwise steps, vectorized over R
-        g += X[R, :].T @ r[R]       GROUP rows at a time, one load and store of g per GROUP FMAs
+        g += X[R, :].T @ r[R]       GROUP_ROWS rows at a time, one load and store of g per GROUP_ROWS FMAs
 
-so X leaves memory (or L3) once per call. The products are loops here, not
-gemv calls: blocks are small, and OpenBLAS's gemv on short rows is no faster
-than these loops (whole W4 gradient: 65 us against 107 us with two gemvs,
-1 thread). Sums are reassociated (as BLAS's are), so results differ from
-the reference interpreter's in the last bits.
+so X leaves memory (or L3) once per call, and its second read hits L1. The
+products are loops here, not gemv calls: blocks are small, and OpenBLAS's
+gemv on short rows is no faster than these loops. They are written in
+explicit vectors of LANE_BYTES (a row's columns in vectors, then one
+narrower vector for the last `cols % lanes`), so no row ends in scalar
+code; the dots of one group end in one vector of z, summed across lanes by
+shuffles (`transpose_sum`) rather than row by row. Sums are reassociated
+(as BLAS's are), so results differ from the reference interpreter's in the
+last bits.
+
+Measured on W4's step (4000 x 50 float64, shared 2-core Zen 3, its
+elementwise part one sigmoid): 51-53 us per call with 64 KiB blocks, 4 rows
+per group and scalar code for the horizontal sums and the last two
+columns; 43-45 us as here (the blocks' second read from L1 instead of L2,
+half the loads of w and g per FMA). Of those, the dots take 23 us, bound
+by the fill of L1 from L2 (a sum over X alone takes 22 us, and the dots
+take as long when X fits in L2), the axpys 12 us and the sigmoid 7.5 us.
+Software prefetches of the next block, in any of the three parts, and the
+three parts interleaved group by group, were slower.
 """
 from __future__ import annotations
 
+import llvmlite.ir as ir
+import numpy as np
+
 from . import blas
 from .contract import Gemv
-from .dtypes import constant
+from .dtypes import I32, constant, storage_type
 from .nodes import Map, View
 from .steps import Fill, FusedFill, Step
 
-BLOCK_ELEMENTS = 8192  # elements of the matrix per block (64 KiB of float64: L2-resident)
-MIN_ROWS = 16  # fewer rows than two groups of 8: nothing to gain
-GROUP = 4  # rows per pass of the dot and axpy loops: each load of w or g serves GROUP rows
+BLOCK_ELEMENTS = 2048  # elements of the matrix per block (16 KiB of float64: stays in L1 between the products)
+MAX_COLS = 8192  # longer rows: w and g no longer stay in cache while the loops sweep them
+MIN_ROWS = 16  # fewer rows than two groups: nothing to gain
+GROUP_ROWS = 8  # rows per pass of the dot and axpy loops: 8 accumulators, each load of w or g serves 8 FMAs
+LANE_BYTES = 32  # one AVX2 register (4 float64, 8 float32): the vector width of the loops
 FLAGS = ("reassoc", "nsz", "contract")  # vectorizable sums with fused multiply-adds, as BLAS has
 MAX_LOOKAHEAD = 16  # steps scanned for the second product of a pair
 
@@ -74,7 +93,7 @@ def _is_plain(step, trans) -> bool:
     """A gemv without batch letters over a matrix of MIN_ROWS rows or more, of rows short enough
     that w and g stay in cache while the loops sweep them once per GROUP rows."""
     return (isinstance(step, Gemv) and not step.batch and step.op_a[0] == trans
-            and step.shape[0] >= MIN_ROWS and step.shape[1] <= BLOCK_ELEMENTS)
+            and step.shape[0] >= MIN_ROWS and step.shape[1] <= MAX_COLS)
 
 
 def _fills(step) -> list:
@@ -134,7 +153,7 @@ class RowBlocked(Step):
         self.first, self.middle, self.last = first, list(middle), last
         rows, cols = first.shape
         self.rows = rows
-        self.block = max(8, min(rows, BLOCK_ELEMENTS // max(cols, 1)) // 8 * 8)
+        self.block = max(GROUP_ROWS, min(rows, BLOCK_ELEMENTS // max(cols, 1)) // GROUP_ROWS * GROUP_ROWS)
 
     def reads(self):
         return set().union(self.first.reads(), self.last.reads(), *(s.reads() for s in self.middle))
@@ -143,62 +162,183 @@ class RowBlocked(Step):
         return set().union(self.first.writes(), self.last.writes(), *(s.writes() for s in self.middle))
 
     def emit(self, k):
-        first, last, b = self.first, self.last, k.b
-        zero = constant(last.y.dtype, 0)
-        fills = [f for s in self.middle for f in _fills(s)]
-        cols, lda, a = first.shape[1], first.op_a[1], first.a
+        _Loops(self, k).emit()
 
-        def a_at(r, c):  # element (r, c) of the matrix as stored (rows of X)
-            return b.load(a.pointer_at(k, k.add(k.i64(a.offset), k.add(k.mul(r, lda), c))))
 
-        def at(view, inc, i):  # pointer to element i of a vector
-            return view.pointer_at(k, k.add(k.i64(view.offset), k.mul(i, inc)))
+class _Loops:
+    """The loops of one RowBlocked step (see the module docstring)."""
 
-        def dots(i0, n):  # z[i0:i0+n] = X[i0:i0+n, :] @ w
-            rows = [k.add(i0, k.i64(r)) for r in range(n)]
+    def __init__(self, step: RowBlocked, k):
+        self.step, self.k, self.b = step, k, k.b
+        self.first, self.last = step.first, step.last
+        self.dtype = step.last.y.dtype
+        self.itemsize = np.dtype(self.dtype).itemsize
+        self.lanes = max(1, LANE_BYTES // self.itemsize)
+        self.cols = step.first.shape[1]
+        self.nvec, self.tail = divmod(self.cols, self.lanes)
+        scalar = storage_type(self.dtype)
+        self.vec = ir.VectorType(scalar, self.lanes)
+        self.tail_vec = ir.VectorType(scalar, self.tail) if self.tail else None
+        self.fills = [f for s in step.middle for f in _fills(s)]
 
-            def body(c, *accs):
-                x = b.load(at(first.x, first.inc_x, c))
-                return tuple(b.fadd(acc, b.fmul(a_at(r, c), x, flags=FLAGS), flags=FLAGS)
-                             for r, acc in zip(rows, accs))
-
-            for r, acc in zip(rows, k.loop(cols, body, (zero,) * n)):
-                b.store(acc, at(first.y, first.inc_y, r))
-
-        def axpys(i0, n):  # g += X[i0:i0+n, :].T @ r[i0:i0+n]
-            rows = [k.add(i0, k.i64(r)) for r in range(n)]
-            us = [b.load(at(last.x, last.inc_x, r)) for r in rows]
-
-            def body(c):
-                p = at(last.y, last.inc_y, c)
-                acc = b.load(p)
-                for r, u in zip(rows, us):
-                    acc = b.fadd(acc, b.fmul(u, a_at(r, c), flags=FLAGS), flags=FLAGS)
-                b.store(acc, p)
-
-            k.loop(cols, body)
-
-        def in_groups(row0, n, product):
-            full, rest = divmod(n, GROUP)
-            k.loop(full, lambda g: product(k.add(row0, k.mul(g, GROUP)), GROUP))
-            if rest:
-                product(k.add(row0, k.i64(full * GROUP)), rest)
-
-        def middle(row0, n):
-            def row(j):
-                i = k.add(row0, j)
-                for f in fills:
-                    f.dest.store(k, [i], f.src.read(k, [i]))
-
-            k.loop(n, row)
-
-        def block(row0, n):
-            in_groups(row0, n, dots)
-            middle(row0, n)
-            in_groups(row0, n, axpys)
-
-        k.loop(cols, lambda c: b.store(zero, at(last.y, last.inc_y, c)))
-        full, tail = divmod(self.rows, self.block)
-        k.loop(full, lambda i: block(k.mul(i, self.block), self.block))
+    def emit(self):
+        k, step = self.k, self.step
+        zero = constant(self.dtype, 0)
+        k.loop(self.cols, lambda c: self.store_scalar(zero, self.last.y, self.last.inc_y, c))
+        full, tail = divmod(step.rows, step.block)
+        k.loop(full, lambda i: self.block(k.mul(i, step.block), step.block))
         if tail:
-            block(k.i64(full * self.block), tail)
+            self.block(k.i64(full * step.block), tail)
+
+    def block(self, row0, n):
+        self.in_groups(row0, n, self.dots)
+        self.middle(row0, n)
+        self.in_groups(row0, n, self.axpys)
+
+    def in_groups(self, row0, n, product):
+        k = self.k
+        full, rest = divmod(n, GROUP_ROWS)
+        k.loop(full, lambda g: product(k.add(row0, k.mul(g, GROUP_ROWS)), GROUP_ROWS))
+        if rest:
+            product(k.add(row0, k.i64(full * GROUP_ROWS)), rest)
+
+    # --- the three parts ------------------------------------------------------------------
+    def dots(self, i0, n):
+        """z[i0:i0+n] = X[i0:i0+n, :] @ w: a vector accumulator per row (two when few rows leave
+        registers for them: 8 independent chains of FMAs either way)."""
+        k, first = self.k, self.first
+        rows = [k.add(i0, k.i64(r)) for r in range(n)]
+        split = 2 if 2 * n <= GROUP_ROWS and self.nvec >= 2 else 1
+        zero = ir.Constant(self.vec, None)
+
+        def columns(j, *accs):  # vectors j*split ... j*split + split - 1 of every row
+            accs = list(accs)
+            for s in range(split):
+                c = k.mul(k.add(k.mul(j, split), k.i64(s)), self.lanes)
+                w = self.load(first.x, first.inc_x, c, self.vec)
+                for r, row in enumerate(rows):
+                    accs[r * split + s] = self.fma(self.row_load(row, c, self.vec), w, accs[r * split + s])
+            return tuple(accs)
+
+        accs = list(k.loop(self.nvec // split, columns, (zero,) * (n * split))) or [zero] * (n * split)
+        for j in range(self.nvec // split * split, self.nvec):  # the vector left over by the split
+            c = k.i64(j * self.lanes)
+            w = self.load(first.x, first.inc_x, c, self.vec)
+            for r, row in enumerate(rows):
+                accs[r * split] = self.fma(self.row_load(row, c, self.vec), w, accs[r * split])
+        if self.tail:  # the last columns, zero-extended to a full vector
+            c = k.i64(self.nvec * self.lanes)
+            w = self.widen(self.load(first.x, first.inc_x, c, self.tail_vec))
+            for r, row in enumerate(rows):
+                accs[r * split] = self.fma(self.widen(self.row_load(row, c, self.tail_vec)), w, accs[r * split])
+        sums = [accs[r] for r in range(n)] if split == 1 else [
+            self.add(accs[2 * r], accs[2 * r + 1]) for r in range(n)]
+        if n % self.lanes == 0:
+            for v in range(0, n, self.lanes):
+                self.store(self.transpose_sum(sums[v:v + self.lanes]), first.y, first.inc_y, rows[v], self.vec)
+        else:
+            for row, v in zip(rows, sums):
+                self.store_scalar(self.hsum(v), first.y, first.inc_y, row)
+
+    def middle(self, row0, n):
+        """The elementwise steps over the block's rows (LLVM vectorizes this loop)."""
+        k = self.k
+
+        def row(j):
+            i = k.add(row0, j)
+            for f in self.fills:
+                f.dest.store(k, [i], f.src.read(k, [i]))
+
+        k.loop(n, row)
+
+    def axpys(self, i0, n):
+        """g += X[i0:i0+n, :].T @ r[i0:i0+n]: each vector of g loaded and stored once per n rows."""
+        k, b, last = self.k, self.b, self.last
+        rows = [k.add(i0, k.i64(r)) for r in range(n)]
+        us = [b.load(last.x.pointer_at(k, k.add(k.i64(last.x.offset), k.mul(row, last.inc_x)))) for row in rows]
+
+        def update(c, vt):
+            g = self.load(last.y, last.inc_y, c, vt)
+            for u, row in zip(us, rows):
+                g = self.fma(self.splat(u, vt), self.row_load(row, c, vt), g)
+            self.store(g, last.y, last.inc_y, c, vt)
+
+        k.loop(self.nvec, lambda j: update(k.mul(j, self.lanes), self.vec))
+        if self.tail:
+            update(k.i64(self.nvec * self.lanes), self.tail_vec)
+
+    # --- vectors --------------------------------------------------------------------
+    def pointer(self, view, inc: int, i):
+        k = self.k
+        return view.pointer_at(k, k.add(k.i64(view.offset), k.mul(i, inc)))
+
+    def load(self, view, inc: int, i, vt):
+        """Elements i, i + 1, ... (as many as vt has lanes) of a vector view with stride `inc`."""
+        b = self.b
+        if inc == 1:
+            return b.load(b.bitcast(self.pointer(view, inc, i), vt.as_pointer()), align=self.itemsize)
+        v = ir.Constant(vt, None)
+        for lane in range(vt.count):
+            v = b.insert_element(v, b.load(self.pointer(view, inc, self.k.add(i, self.k.i64(lane)))),
+                                 ir.Constant(I32, lane))
+        return v
+
+    def store(self, value, view, inc: int, i, vt):
+        b = self.b
+        if inc == 1:
+            b.store(value, b.bitcast(self.pointer(view, inc, i), vt.as_pointer()), align=self.itemsize)
+            return
+        for lane in range(vt.count):
+            b.store(b.extract_element(value, ir.Constant(I32, lane)),
+                    self.pointer(view, inc, self.k.add(i, self.k.i64(lane))))
+
+    def store_scalar(self, value, view, inc: int, i):
+        self.b.store(value, self.pointer(view, inc, i))
+
+    def row_load(self, row, c, vt):
+        """Matrix elements (row, c), (row, c + 1), ... (rows are contiguous) as a vector of type vt."""
+        k = self.k
+        return self.load(self.first.a, 1, k.add(k.mul(row, self.first.op_a[1]), c), vt)
+
+    def shuffle(self, x, y, lanes):
+        return self.b.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, len(lanes)), list(lanes)))
+
+    def widen(self, x):
+        """A tail vector as a full one, zeros in the lanes past the tail."""
+        return self.shuffle(x, ir.Constant(self.tail_vec, None),
+                            list(range(self.tail)) + [self.tail] * (self.lanes - self.tail))
+
+    def splat(self, x, vt):
+        v = self.b.insert_element(ir.Constant(vt, None), x, ir.Constant(I32, 0))
+        return self.shuffle(v, ir.Constant(vt, None), [0] * vt.count)
+
+    def fma(self, x, y, acc):
+        return self.b.fadd(acc, self.b.fmul(x, y, flags=FLAGS), flags=FLAGS)
+
+    def add(self, x, y):
+        return self.b.fadd(x, y, flags=FLAGS)
+
+    def hsum(self, v):
+        """The sum of a vector's lanes (halves folded: log2(lanes) adds)."""
+        while v.type.count > 1:
+            half = v.type.count // 2
+            v = self.add(self.shuffle(v, v, range(half)), self.shuffle(v, v, range(half, 2 * half)))
+        return self.b.extract_element(v, ir.Constant(I32, 0))
+
+    def transpose_sum(self, vs):
+        """The vector whose lane r is the sum of the lanes of vs[r] (len(vs) == lanes).
+
+        Pairs of vectors are added lane-interleaved, which halves the partial
+        sums per row at each level: for 4 lanes, [a0+a1, b0+b1, a2+a3, b2+b3]
+        from a and b, then [a, b, c, d] from that and its c, d counterpart
+        (LLVM emits vhaddpd and a 128-bit permute and add).
+        """
+        n, period = self.lanes, 1
+        while len(vs) > 1:
+            lo, hi = [], []
+            for base in range(0, n, 2 * period):
+                lo += [base + t for t in range(period)] + [n + base + t for t in range(period)]
+                hi += [base + period + t for t in range(period)] + [n + base + period + t for t in range(period)]
+            vs = [self.add(self.shuffle(x, y, lo), self.shuffle(x, y, hi)) for x, y in zip(vs[::2], vs[1::2])]
+            period *= 2
+        return vs[0]

@@ -55,6 +55,10 @@ class CompiledFunction:
             exactly of the specialization's type and C-contiguous (then call
             `cf(*inputs)`, which converts or raises). It skips the Python
             frame of `cf(...)`: about a third of its cost (bench/call_overhead.py).
+        entry_into: the same for `out=`: `cf.entry_into(*inputs, *outputs)`
+            writes the outputs (exact type, C-contiguous, writeable, none
+            overlapping an input or another output) and returns None, or
+            returns NotImplemented having written nothing.
 
     Raises (on call):
         ArgumentError (a TypeError): wrong number of arrays, or an array of
@@ -87,7 +91,7 @@ class CompiledFunction:
         else:
             self.call_path = "interpreter"
             self._new, self._into = _interpreter_entries(self)
-        self.entry = self._new
+        self.entry, self.entry_into = self._new, self._into
 
     def __call__(self, *args, out=None):
         if out is None:

@@ -237,6 +237,50 @@ class StagedFunction:
                 self._programs[key] = program
             return program
 
+    def compiled_for(self, *args):
+        """The native code a call with `args` runs, for callers with their own hot loop.
+
+        A caller that makes the same call many times (gradtape.train_step) can
+        call `compiled.entry` itself and skip this function's signature
+        lookup; it must then check `codegen.CODEGEN_VERSION` itself, and fall
+        back to calling this function when the entry returns NotImplemented.
+        Nothing is traced or compiled here, and no counter changes.
+
+        Args:
+          args: plain NumPy arrays and floats, as a call would pass them.
+
+        Returns:
+          `(compiled, assemble)`: the CompiledFunction (or what the program's
+          compiler made), whose `entry` takes the dynamic arguments as arrays
+          (floats as 0-d float64 arrays, static arguments left out), and the
+          function from its list of outputs to this function's result. None
+          when a call with `args` would not take the fast path: other kinds
+          of arguments, or a signature no call has compiled and run yet.
+
+        Example::
+
+            >>> f = gradtape.grad(loss); f(w, x)   # traced, compiled and run once
+            >>> compiled, assemble = f.compiled_for(w, x)
+            >>> g = assemble(compiled.entry(w, x))  # the gradient, as f(w, x) gives it
+        """
+        parts = []
+        for i, a in enumerate(args):
+            t = type(a)
+            if i in self._static:
+                parts.append((STATIC, t, a))
+            elif t is _ndarray:
+                parts += (a.shape, a.dtype)
+            elif t is float:
+                parts += ((), F64)
+            else:
+                return None
+        if self._fast_version != codegen.CODEGEN_VERSION:
+            return None
+        try:
+            return self._fast.get(tuple(parts))
+        except TypeError:  # an unhashable static argument
+            return None
+
     # --- introspection and derived transforms ---------------------------------------------
     def cache_info(self) -> CacheInfo:
         """Counters of this function's cache.

@@ -17,7 +17,7 @@ from .jit_helper import jit
 from .lower_helpers import assert_matches
 from .test_lower_ops import t
 
-ROWS, COLS = 37, 7  # 4 blocks of 8 rows and a tail of 5 = a group of 4 and 1 row
+ROWS, COLS = 37, 7  # 4 blocks of 8 rows and a tail of 5 rows: one group of fewer than 8 rows
 
 
 @pytest.fixture(autouse=True)
@@ -118,3 +118,37 @@ def test_a_step_among_the_pair_that_the_pair_reads_keeps_them_apart():
     assert "RowBlocked" not in _step_kinds(fn)
     rng = np.random.default_rng(36)
     _check(fn, [rng.standard_normal((ROWS, COLS)), rng.standard_normal(COLS)], np.float64)
+
+
+# (rows, cols): column counts around the vector widths (4 float64, 8 float32 lanes), so that rows end in
+# a full vector or in a tail of 1-7 columns, have fewer columns than one vector, or an odd number of them;
+# row counts whose last block ends in a group of 4 rows (one vector of float64 dots, two accumulators
+# per row) or of 1-7 rows (summed row by row).
+SHAPES = [(37, 3), (44, 9), (52, 16), (29, 19), (68, 33)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("rows, cols", SHAPES)
+def test_shapes_of_groups_and_column_tails(monkeypatch, rows, cols, dtype):
+    monkeypatch.setattr(rowblock, "BLOCK_ELEMENTS", 16 * cols)  # blocks of 16 rows: two groups
+    rng = np.random.default_rng(rows * cols)
+    args = [rng.standard_normal(cols).astype(dtype), rng.standard_normal((rows, cols)).astype(dtype),
+            (rng.random(rows) > 0.5).astype(dtype)]
+    fn = gt.make_ir(gt.grad(_logreg), *args)
+    assert _step_kinds(fn) == ["RowBlocked"]
+    _check(fn, args, dtype)
+
+
+def test_strided_vectors_and_a_matrix_with_padded_rows():
+    """w read every other element, the matrix a slice of wider rows (lda > cols), z an output too."""
+    rows, cols = 41, 10
+    b = ir.Builder()
+    big, wide = b.input(t((rows, cols + 3))), b.input(t((2 * cols,)))
+    X = ops.slice(big, (0, 1), (rows, cols + 1), (1, 1))
+    w = ops.slice(wide, (0,), (2 * cols,), (2,))
+    z = ops.contract(X, w, "ij,j->i")
+    r = ops.tanh(z) * 0.5
+    fn = b.build([big, wide], [ops.contract(r, X, "i,ij->j"), z])
+    assert _step_kinds(fn)[0] == "RowBlocked"
+    rng = np.random.default_rng(37)
+    _check(fn, [rng.standard_normal((rows, cols + 3)), rng.standard_normal(2 * cols)], np.float64)
