@@ -265,9 +265,7 @@ def _hot_path(owner: TrainStep, plan: _Plan, params, leaves, entries, compiled, 
     entry, version = compiled.entry, codegen.CODEGEN_VERSION
     optimizer, hyper, finish = owner.optimizer, owner._hyper, owner._finish
     container = type(params)
-    single = container is np.ndarray or container is Variable
     leaves = list(leaves)
-    first = leaves[0]
     ids = tuple(map(id, leaves))
     arrays = [x for x in leaves if type(x) is np.ndarray]  # checked writeable on each call
     all_arrays = len(arrays) == len(leaves)
@@ -277,19 +275,13 @@ def _hot_path(owner: TrainStep, plan: _Plan, params, leaves, entries, compiled, 
     has_aux = owner.has_aux
     _ndarray = np.ndarray
     if all_arrays and not entries and not has_aux and not owner.check_finite:
-        return _lean_hot_path(owner, container, single, leaves, ids, compiled, version)
+        return _lean_hot_path(owner, container, leaves, ids, compiled, version)
+
+    same = _same_parameters(leaves, container, ids, arrays, version)
 
     def run(params, batch):
-        if single:
-            if params is not first:
-                return _DECLINED
-        elif type(params) is not container or tuple(map(id, params)) != ids:
+        if not same(params):
             return _DECLINED
-        if codegen.CODEGEN_VERSION != version:
-            return _DECLINED
-        for x in arrays:
-            if not x.flags.writeable:
-                return _DECLINED
         values = leaves if all_arrays else [x if type(x) is _ndarray else x.numpy() for x in leaves]
         slots = ()
         if entries:
@@ -297,10 +289,7 @@ def _hot_path(owner: TrainStep, plan: _Plan, params, leaves, entries, compiled, 
                 if table.get(id(x)) is not e:  # the optimizer made new slots for it
                     return _DECLINED
             slots = [e[name] for name in slot_names for e in entries]
-        it = optimizer._iterations
-        lr = optimizer.learning_rate
-        hyper[0] = lr(it) if callable(lr) else lr
-        hyper[1] = it
+        it = _write_hyper(optimizer, hyper)
         outs = entry(*values, *slots, *batch, hyper)
         if outs is NotImplemented:
             return _DECLINED_LR_SET
@@ -310,31 +299,22 @@ def _hot_path(owner: TrainStep, plan: _Plan, params, leaves, entries, compiled, 
     return run
 
 
-def _lean_hot_path(owner: TrainStep, container, single: bool, leaves: list, ids: tuple, compiled, version):
+def _lean_hot_path(owner: TrainStep, container, leaves: list, ids: tuple, compiled, version):
     """`run` of _hot_path for NumPy parameters, an optimizer without slots, no aux and no finiteness check:
     the same steps with what they do not need left out (W4's loop: 2 of its 46 us per step were
     train_step's Python, which meets cold caches after each call's sweep over X). The results go into
     arrays of its own, copied out at once, so a call allocates nothing."""
-    optimizer, hyper, first = owner.optimizer, owner._hyper, leaves[0]
+    optimizer, hyper = owner.optimizer, owner._hyper
     into = compiled.entry_into
     outs = [np.empty(t.shape, t.dtype) for t in compiled.out_types]
     loss_at = len(leaves) if owner.return_loss else None
 
+    same = _same_parameters(leaves, container, ids, leaves, version)
+
     def run(params, batch):
-        if single:
-            if params is not first:
-                return _DECLINED
-        elif type(params) is not container or tuple(map(id, params)) != ids:
+        if not same(params):
             return _DECLINED
-        if codegen.CODEGEN_VERSION != version:
-            return _DECLINED
-        for x in leaves:
-            if not x.flags.writeable:
-                return _DECLINED
-        it = optimizer._iterations
-        lr = optimizer.learning_rate
-        hyper[0] = lr(it) if callable(lr) else lr
-        hyper[1] = it
+        it = _write_hyper(optimizer, hyper)
         if into(*leaves, *batch, hyper, *outs) is NotImplemented:
             return _DECLINED_LR_SET
         owner.calls += 1  # as TrainStep._finish does
@@ -344,6 +324,37 @@ def _lean_hot_path(owner: TrainStep, container, single: bool, leaves: list, ids:
         return None if loss_at is None else float(outs[loss_at])
 
     return run
+
+
+def _same_parameters(leaves: list, container, ids: tuple, arrays: list, version):
+    """`same(params)`: whether `params` holds the same leaf objects as `leaves` (in a `container`, or
+    the one leaf itself), every array among them is still writeable, and the code generator is the
+    one the step was compiled by: what both hot paths need before they reuse the compiled step."""
+    first, single = leaves[0], container is np.ndarray or container is Variable
+
+    def same(params) -> bool:
+        if single:
+            if params is not first:
+                return False
+        elif type(params) is not container or tuple(map(id, params)) != ids:
+            return False
+        if codegen.CODEGEN_VERSION != version:
+            return False
+        for x in arrays:
+            if not x.flags.writeable:
+                return False
+        return True
+
+    return same
+
+
+def _write_hyper(optimizer, hyper) -> int:
+    """Write this step's [learning rate, iterations] into `hyper`; returns the iteration count."""
+    it = optimizer._iterations
+    lr = optimizer.learning_rate
+    hyper[0] = lr(it) if callable(lr) else lr
+    hyper[1] = it
+    return it
 
 
 def _flat_step(owner: TrainStep, params_skeleton, batch_skeleton, n: int, slot_names):

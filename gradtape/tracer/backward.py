@@ -26,7 +26,7 @@ from .. import ir
 from ..ir.inline import substitute_inputs
 from . import backward_cache, tape_stack
 from .backward_plan import BackwardPlan, gather_gradients, seed_array
-from .deferred import PendingTensor
+from .deferred import is_pending
 from .dispatch import bind
 from .recording import Recording
 from .tensor import Tensor
@@ -174,7 +174,7 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     # Deferred forward values (deferred.py) that were never computed: the plan
     # computes them itself, fused with the backward. A target already read
     # has had every value it depends on computed, so the plan reads them.
-    recompute = rec.deferred and any(type(t) is PendingTensor and t._forced is None for t in targets)
+    recompute = rec.deferred and any(is_pending(t) for t in targets)
     if recompute:
         key += ("recompute",)
     unit_seeds = unit_seeds and batch is None

@@ -98,11 +98,6 @@ class PendingTensor(Tensor):
     def dtype(self):
         return self._type.dtype
 
-    @property
-    def is_pending(self) -> bool:
-        """True until the value has been computed."""
-        return self._forced is None
-
 
 def _force(root: PendingTensor):
     """Compute `root` and the pending values it depends on, operands first (no recursion:

@@ -15,7 +15,7 @@ import numpy as np
 from .. import ir
 from ..ir.op import impls, shape_rules
 from . import deferred, tape_stack
-from .deferred import _deferrable, deferrable
+from .deferred import deferrable
 from .tensor import Tensor
 
 
@@ -25,7 +25,7 @@ def bind(op, *args, **params) -> Tensor:
         if isinstance(a, Tensor) and a._sym is not None:
             return _bind_abstract(op, args, params)
     tapes = tape_stack.active()
-    if tapes and len(tapes) == 1 and deferred.enabled and (_deferrable.get(op) or deferrable(op)):
+    if tapes and len(tapes) == 1 and deferred.enabled and deferrable(op):
         result = deferred.defer(tapes[0], op, args, params)
         if result is not None:
             return result
