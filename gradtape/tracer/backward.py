@@ -208,7 +208,7 @@ class Backward:
             if out is None:
                 return Tensor(np.zeros(v.type.shape, v.type.dtype))
             v = out
-        t = self.rec.tensor_of[v]
+        t = self.rec.tensor(v)
         snap = self.rec.snapshots.get(v)
         if snap is not None and snap is not t._value:
             # A variable read before an assign: replay with the value it saw.

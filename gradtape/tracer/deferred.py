@@ -49,16 +49,7 @@ from .tensor import Tensor
 enabled = os.environ.get("GRADTAPE_DEFER_EAGER", "1") != "0"
 
 # Ops computed at once even on a tape (see the module docstring).
-_EAGER_ONLY = frozenset(("gather", "scatter_add", "call", "custom_gradient", "custom_vjp", "custom_jvp"))
-_deferrable: dict = {}  # op -> bool, filled on first use (ops register at import time)
-
-
-def deferrable(op) -> bool:
-    """Whether `op` may be deferred on a tape."""
-    ok = _deferrable.get(op)
-    if ok is None:
-        ok = _deferrable[op] = op.name not in _EAGER_ONLY
-    return ok
+EAGER_ONLY = frozenset(("gather", "scatter_add", "call", "custom_gradient", "custom_vjp", "custom_jvp"))
 
 
 class PendingTensor(Tensor):
@@ -74,11 +65,10 @@ class PendingTensor(Tensor):
     def __init__(self, op, args, params):
         self._sym = None
         self._op = op
-        # Operands as the op saw them: arrays (a Variable's current array,
-        # a Tensor's value) or PendingTensors; Python scalars as they are.
-        self._args = [
-            a if type(a) is PendingTensor else (a._value if isinstance(a, Tensor) else a) for a in args
-        ]
+        # Operands as the op saw them (Recording._operands makes this list):
+        # arrays (a Variable's array then, a Tensor's value), PendingTensors
+        # not yet computed, and Python scalars as they are.
+        self._args = args
         self._params = params
         self._forced = None
         self._type = None  # set by the recording, from the op's shape rule
@@ -117,16 +107,6 @@ def _force(root: PendingTensor):
         t._forced = np.asarray(impls[t._op](*values, **t._params))
         t._args = None  # the operands may now be freed
     return root._forced
-
-
-def defer(tape, op, args, params):
-    """The PendingTensor of `op(*args)` recorded on `tape`, or None when the tape does not
-    record it (no watched operand): then the caller computes it at once."""
-    if not tape._tracks(args):
-        return None
-    result = PendingTensor(op, args, params)
-    result._type = tape._tape.record(op, args, params, result)
-    return result
 
 
 def is_pending(x) -> bool:

@@ -145,29 +145,9 @@ class GradientTape:
             self._tape.watch(t)
 
     def _record(self, op, args, params, result):
-        if self._tracks(args):
-            self._tape.record(op, args, params, result)
-
-    def _tracks(self, args) -> bool:
-        """Whether an op on `args` is recorded: one of them is watched (a trainable
-        Variable read now becomes watched, unless watch_accessed_variables is off)."""
-        rec = self._tape
-        var_of = rec.var_of
-        tracked = False
-        for a in args:
-            if isinstance(a, Tensor):
-                if id(a) in var_of and not rec._stale(a):
-                    tracked = True
-                elif (
-                    isinstance(a, Variable)
-                    # An explicitly watched variable stays watched after an
-                    # assign, trainable or not (TF watches the variable itself).
-                    and ((a.trainable and self._watch_accessed_variables) or id(a) in rec.sources)
-                    and ir.is_float(a.dtype)
-                ):
-                    rec.watch(a)
-                    tracked = True
-        return tracked
+        """Record `result = op(*args, **params)` if one of the operands is watched (a
+        trainable Variable read now becomes watched, unless watch_accessed_variables is off)."""
+        self._tape.record(op, args, params, result, self._watch_accessed_variables)
 
     def stop_recording(self):
         """A context in which ops are not recorded on this tape.

@@ -44,35 +44,38 @@ WATCHED, CONSTANT, VARIABLE = "watched", "constant", "variable"
 # Ops whose params hold objects that do not compare by value (Functions, callbacks).
 _OPS_WITH_OBJECT_PARAMS = frozenset((call_p, custom_gradient_p))
 
-_literals: dict = {}
+_literals: dict = {}  # (dtype, bytes) -> (Literal, type id)
 
 
-def _literal(value: np.ndarray, key) -> ir.Literal:
-    """Scalar Literals are immutable, so the common ones (2.0, 1.0, ...) are shared.
+def _literal(value) -> tuple:
+    """(Literal, structure key, type id) of a 0-d operand. Scalar Literals are immutable, so
+    the common ones (2.0, 1.0, ...) are shared.
 
-    `key` is (dtype, bytes): exact, so -0.0 and 0.0 (whose gradients through
+    The key is (dtype, bytes): exact, so -0.0 and 0.0 (whose gradients through
     a division differ in sign) and NaNs get Literals of their own.
     """
-    lit = _literals.get(key)
-    if lit is None:
+    key = (value.dtype, value.tobytes())
+    hit = _literals.get(key)
+    if hit is None:
         lit = ir.Literal(value)
+        hit = (lit, _type_of((), value.dtype)[1])
         if len(_literals) < 4096:
-            _literals[key] = lit
-    return lit
+            _literals[key] = hit
+    return hit[0], key, hit[1]
 
 
-# (op, input types, params) -> (the shape rule's answer, signature id). A
-# training loop records the same few hundred ops every step; looking their
-# types up is several times cheaper than running the rules, and the id makes
-# the op's structure entry cheap to hash and compare.
+# (op, input type ids, params) -> (the shape rule's answer, signature id, its
+# type id). A training loop records the same few hundred ops every step;
+# looking their types up is several times cheaper than running the rules,
+# and the ids make the op's structure entry cheap to hash and compare.
 _signatures: dict = {}
-_types: dict = {}  # (shape, dtype) -> (TensorType, type id), for the leaves of recordings
+_types: dict = {}  # (shape, dtype) -> (TensorType, type id)
 _MAX_MEMO = 1 << 16
 _ids = itertools.count()  # never reused, so a cleared memo cannot make two keys equal
 
 
 def _type_of(shape, dtype) -> tuple:
-    """(TensorType, type id) for a leaf."""
+    """(TensorType, type id): equal types get equal ids."""
     hit = _types.get((shape, dtype))
     if hit is None:
         if len(_types) >= _MAX_MEMO:
@@ -81,51 +84,68 @@ def _type_of(shape, dtype) -> tuple:
     return hit
 
 
-def _signature(op, types, params) -> tuple:
-    """(shape_rules[op](*types, **params), signature id), memoized; errors are raised, never
-    stored. The id is None when the params cannot key the memo (then neither can they key
-    a structure entry by id)."""
+def _signature(op, atoms, type_ids, params) -> tuple:
+    """(shape_rules[op](*types, **params), signature id, result type id), memoized; errors
+    are raised, never stored. The signature id is None when the params cannot key the memo
+    (then neither can they key a structure entry by id)."""
     if op in _OPS_WITH_OBJECT_PARAMS:
-        return shape_rules[op](*types, **params), None
-    key = (op, *types, *params.items()) if params else (op, *types)
+        return _unkeyed(op, atoms, params)
+    key = (op, *type_ids, *params.items()) if params else (op, *type_ids)
     try:
         hit = _signatures.get(key)
     except TypeError:  # an unhashable param: the rule says what it thinks of it
-        return shape_rules[op](*types, **params), None
+        return _unkeyed(op, atoms, params)
     if hit is None:
-        out = shape_rules[op](*types, **params)
+        out, out_id = _checked(op, atoms, params)
         if len(_signatures) >= _MAX_MEMO:
             _signatures.clear()
-        hit = _signatures[key] = (out, next(_ids))
+        hit = _signatures[key] = (out, next(_ids), out_id)
     return hit
+
+
+def _unkeyed(op, atoms, params) -> tuple:
+    out, out_id = _checked(op, atoms, params)
+    return out, None, out_id
+
+
+def _checked(op, atoms, params) -> tuple:
+    """(the result type of op on atoms, its type id) from the op's shape rule."""
+    out = shape_rules[op](*[a.type for a in atoms], **params)
+    return _type_of(out.shape, out.dtype)
 
 
 class RecordedVar(ir.Var):
     """A Var made by a recording; `index` is its position in the recording's
-    structure, so recordings of the same program number their Vars alike."""
+    structure, so recordings of the same program number their Vars alike;
+    `type_id` is its type's id (see `_type_of`)."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "type_id")
 
-    def __init__(self, type, index: int):
+    def __init__(self, type, index: int, type_id: int):
         self.type = type
         self.index = index
+        self.type_id = type_id
 
 
 class Recording:
     __slots__ = (
-        "eqns", "var_of", "const_of", "tensor_of", "leaves", "sources", "variables",
+        "_log", "_eqns", "var_of", "const_of", "tensor_of", "leaves", "sources", "variables",
         "versions", "keepalive", "snapshots", "vars", "structure",
         "uncacheable", "deferred",
     )
 
     def __init__(self):
-        self.eqns = []  # recorded equations, in execution order
+        # (op, input atoms, params, output Var) per recorded op, in execution
+        # order: what `eqns` is made of when a backward is built (not every step).
+        self._log = []
+        self._eqns = []
         self.var_of = {}  # id(tensor) -> Var, for watched tensors and results of recorded ops
         # id(tensor) -> Var, for unwatched inputs of recorded ops. Kept apart
         # from var_of so that a constant does not become "tracked" (and make
         # later ops on constants alone recorded) just by meeting a watched tensor.
         self.const_of = {}
-        self.tensor_of = {}  # Var -> Tensor (its forward value)
+        # Var -> its forward value: a Tensor, or the array itself for an array operand
+        self.tensor_of = {}
         self.leaves = []  # Vars not defined by an equation: sources and constants
         self.sources = {}  # id(tensor) -> [Var, ...] watched Vars (a variable re-read after assign gets a new one)
         self.variables = []  # watched Variables, in the order they were watched
@@ -141,15 +161,24 @@ class Recording:
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
 
-    def _leaf(self, tensor: Tensor, kind: str) -> ir.Var:
-        ty, type_id = _type_of(tensor.shape, tensor.dtype)
-        v = RecordedVar(ty, len(self.vars))
+    @property
+    def eqns(self) -> list:
+        """The recorded equations, in execution order."""
+        eqns, log = self._eqns, self._log
+        if len(eqns) < len(log):
+            eqns.extend(ir.Eqn(op, atoms, params, (out,)) for op, atoms, params, out in log[len(eqns):])
+        return eqns
+
+    def _leaf(self, value, kind: str) -> RecordedVar:
+        """A new leaf Var for `value` (a Tensor, or an array operand)."""
+        ty, type_id = _type_of(value.shape, value.dtype)
+        v = RecordedVar(ty, len(self.vars), type_id)
         self.vars.append(v)
         self.structure.append((type_id, kind))
-        self.tensor_of[v] = tensor
-        if isinstance(tensor, Variable):
+        self.tensor_of[v] = value
+        if kind is VARIABLE:
             # A later assign must not change what this read saw.
-            self.snapshots[v] = tensor._value
+            self.snapshots[v] = value._value
         self.leaves.append(v)
         return v
 
@@ -173,65 +202,116 @@ class Recording:
                 self.variables.append(tensor)
         self.keepalive.append(tensor)
 
-    def _stale(self, tensor) -> bool:
-        return isinstance(tensor, Variable) and self.versions.get(id(tensor)) != tensor._version
-
     def is_tracked(self, tensor: Tensor) -> bool:
-        return id(tensor) in self.var_of and not self._stale(tensor)
+        key = id(tensor)
+        return key in self.var_of and not (
+            isinstance(tensor, Variable) and self.versions.get(key) != tensor._version)
 
-    def input_atom(self, a):
-        """The Var or Literal standing for the operand `a` of a recorded op."""
-        if isinstance(a, Tensor):
-            return self._tensor_atom(a)
-        value = np.asarray(a)
-        if value.ndim == 0:
-            return _literal(value, (value.dtype, value.tobytes()))
-        return self._leaf(Tensor(value), CONSTANT)
-
-    def _tensor_atom(self, a: Tensor) -> RecordedVar:
+    def _variable_read(self, a: Variable, watch_reads: bool):
+        """The Var of a read of Variable `a` if the read is tracked (watching `a` first when
+        it should be: trainable and `watch_reads`, or watched before an assign), else None."""
         key = id(a)
-        if self.is_tracked(a):
-            return self.var_of[key]
-        if key in self.sources:  # a watched variable read after an assign
+        v = self.var_of.get(key)
+        if v is not None and self.versions.get(key) == a._version:
+            return v
+        # An explicitly watched variable stays watched after an assign,
+        # trainable or not (TF watches the variable itself).
+        if ((a.trainable and watch_reads) or key in self.sources) and a._value.dtype.kind == "f":
             self.watch(a)
             return self.var_of[key]
+        return None
+
+    def _constant(self, a: Tensor) -> RecordedVar:
+        """The leaf of an untracked tensor operand (one per tensor; per value for a Variable)."""
+        key = id(a)
         v = self.const_of.get(key)
         if v is None or (isinstance(a, Variable) and self.snapshots[v] is not a._value):
-            # An untracked tensor enters as a constant input.
             v = self._leaf(a, VARIABLE if isinstance(a, Variable) else CONSTANT)
             self.const_of[key] = v
             self.keepalive.append(a)
         return v
 
-    def record(self, op, args, params, result: Tensor):
-        """Record `result = op(*args, **params)`; returns the result's type (from the shape rule).
+    def _operands(self, args, watch_reads: bool):
+        """(atoms, structure inputs, type ids, values) of an op on `args`, or None when no
+        operand is tracked: then the op is not recorded. `values` are the operands as a
+        deferred op keeps them (deferred.py): PendingTensors, arrays and scalars.
 
-        Raises the shape rule's error for operands the op does not accept.
+        Runs for every op while a tape records, so the common operands (results of
+        recorded ops) take the first branch and nothing is made twice.
         """
-        atoms = []
-        inputs = []  # the structure entry's inputs
         var_of = self.var_of
+        found = []
+        values = []
+        tracked = False
         for a in args:
-            if isinstance(a, Tensor):
+            cls = a.__class__
+            if cls is PendingTensor:
                 v = var_of.get(id(a))
-                # A tracked tensor's Var, looked up once; a Variable's only while
-                # its Var is current (_tensor_atom handles the rest).
-                if v is None or (isinstance(a, Variable) and self.versions.get(id(a)) != a._version):
-                    v = self._tensor_atom(a)
-                inputs.append(v.index)
+                values.append(a if a._forced is None else a._forced)
+            elif cls is Tensor:
+                v = var_of.get(id(a))
+                values.append(a._value)
+            elif isinstance(a, Variable):
+                v = self._variable_read(a, watch_reads)
+                values.append(a._value)
+            elif isinstance(a, Tensor):
+                v = var_of.get(id(a)) if self.is_tracked(a) else None
+                values.append(a._value)
             else:
-                value = np.asarray(a)
-                if value.ndim == 0:
-                    key = (value.dtype, value.tobytes())
-                    v = _literal(value, key)
-                    inputs.append(key)
+                v = None
+                values.append(a)
+            if v is not None:
+                tracked = True
+            found.append(v)
+        if not tracked:
+            return None
+        atoms, inputs, type_ids = [], [], []
+        for a, v in zip(args, found):
+            if v is None:
+                if isinstance(a, Tensor):
+                    v = self._constant(a)
                 else:
-                    v = self._leaf(Tensor(value), CONSTANT)
-                    inputs.append(v.index)
+                    value = a if isinstance(a, (np.ndarray, np.generic)) else np.asarray(a)
+                    if value.ndim == 0:
+                        lit, key, type_id = _literal(value)
+                        atoms.append(lit)
+                        inputs.append(key)
+                        type_ids.append(type_id)
+                        continue
+                    v = self._leaf(value, CONSTANT)
             atoms.append(v)
-        out_type, signature_id = _signature(op, [a.type for a in atoms], params)
+            inputs.append(v.index)
+            type_ids.append(v.type_id)
+        return atoms, inputs, type_ids, values
+
+    def record(self, op, args, params, result: Tensor, watch_reads: bool = True):
+        """Record `result = op(*args, **params)` if an operand is tracked.
+
+        Returns the result's type (from the shape rule), or None when nothing
+        was recorded. Raises the shape rule's error for operands the op does
+        not accept.
+        """
+        operands = self._operands(args, watch_reads)
+        if operands is None:
+            return None
+        return self._append(op, params, operands, result)
+
+    def defer(self, op, args, params, watch_reads: bool = True):
+        """The PendingTensor of `op(*args, **params)`, recorded, or None when no operand is
+        tracked (then the caller computes it at once). See deferred.py."""
+        operands = self._operands(args, watch_reads)
+        if operands is None:
+            return None
+        result = PendingTensor(op, operands[3], params)
+        result._type = self._append(op, params, operands, result)
+        self.deferred = True
+        return result
+
+    def _append(self, op, params, operands, result):
+        atoms, inputs, type_ids, _ = operands
+        out_type, signature_id, out_type_id = _signature(op, atoms, type_ids, params)
         vars_ = self.vars
-        out = RecordedVar(out_type, len(vars_))
+        out = RecordedVar(out_type, len(vars_), out_type_id)
         vars_.append(out)
         if signature_id is not None:
             self.structure.append((signature_id, *inputs))
@@ -240,11 +320,9 @@ class Recording:
         else:  # unhashable params: no cache can hold this recording
             self.uncacheable = f"an unhashable parameter of {op.name}"
             self.structure.append((op, None, out_type, *inputs))
-        self.eqns.append(ir.Eqn(op, atoms, params, (out,)))
-        var_of[id(result)] = out
+        self._log.append((op, atoms, params, out))
+        self.var_of[id(result)] = out
         self.tensor_of[out] = result
-        if result.__class__ is PendingTensor:
-            self.deferred = True
         return out_type
 
     def _params_key(self, op, params) -> tuple:
@@ -265,5 +343,15 @@ class Recording:
         return tuple(self.structure)
 
     def value(self, v: ir.Var):
+        """The forward value (an array) of a recorded Var."""
         snap = self.snapshots.get(v)
-        return self.tensor_of[v]._value if snap is None else snap
+        if snap is not None:
+            return snap
+        t = self.tensor_of[v]
+        return t if t.__class__ is np.ndarray else t._value
+
+    def tensor(self, v: ir.Var) -> Tensor:
+        """The forward value of a recorded Var as the Tensor the ops saw (a Tensor
+        around it for an array operand)."""
+        t = self.tensor_of[v]
+        return Tensor(t) if t.__class__ is np.ndarray else t

@@ -1,7 +1,8 @@
 """The thread-local stack of active (recording) tapes.
 
 Each thread sees only the tapes it entered. Recording checks `active()`
-first, so code run with no tape pays one attribute lookup.
+first, so code run with no tape pays one attribute lookup (dispatch.bind
+reads `local.tapes` itself: a call to `active()` would cost more than the check).
 """
 import threading
 
@@ -11,20 +12,20 @@ class _Local(threading.local):
         self.tapes = []
 
 
-_local = _Local()
+local = _Local()
 
 
 def active() -> list:
     """The recording tapes of this thread, outermost first (do not mutate)."""
-    return _local.tapes
+    return local.tapes
 
 
 def push(tape):
-    _local.tapes.append(tape)
+    local.tapes.append(tape)
 
 
 def pop(tape):
-    tapes = _local.tapes
+    tapes = local.tapes
     # Tapes normally leave in LIFO order; stop_recording may remove an outer one.
     for i in range(len(tapes) - 1, -1, -1):
         if tapes[i] is tape:
