@@ -33,38 +33,39 @@ from .tensor import Tensor
 
 
 class Question:
-    """Which recorded Vars a gradient question is about.
+    """Which recorded positions a gradient question is about.
 
-    `targets`: each target's Var, or None for a target never recorded (or not
-    floating point), which contributes nothing. `sources`: per source,
-    `(tapped, Vars)`: the leaves of a watched tensor (one per read of a
-    variable), or `(True, [Var])` for a tensor computed on the tape, or
-    `(False, ())` for a source with no gradient.
+    `targets`: each target's position, or None for a target never recorded
+    (or not floating point), which contributes nothing. `sources`: per
+    source, `(tapped, positions)`: the leaves of a watched tensor (one per
+    read of a variable), or `(True, (position,))` for a tensor computed on
+    the tape, or `(False, ())` for a source with no gradient. `key` is the
+    question as a hashable value: with the recording's structure, it names
+    the backward function.
     """
 
-    __slots__ = ("targets", "sources")
+    __slots__ = ("targets", "sources", "key")
 
     def __init__(self, rec: Recording, targets, sources):
+        var_of, info, watched = rec.var_of, rec.info, rec.sources
         self.targets = []
         for t in targets:
-            v = rec.var_of.get(id(t)) if rec.is_tracked(t) else None
-            self.targets.append(v if v is not None and v.type.is_float else None)
+            p = var_of.get(id(t))
+            if p is not None and (info[p][0].dtype.kind != "f" or not rec.is_tracked(t)):
+                p = None
+            self.targets.append(p)
         self.sources = []
         for s in sources:
-            if not ir.is_float(s.dtype):
+            key = id(s)
+            if s.dtype.kind != "f":
                 self.sources.append((False, ()))
-            elif id(s) in rec.sources:
-                self.sources.append((False, tuple(rec.sources[id(s)])))
+            elif key in watched:
+                self.sources.append((False, tuple(watched[key])))
             elif rec.is_tracked(s):
-                self.sources.append((True, (rec.var_of[id(s)],)))
+                self.sources.append((True, (var_of[key],)))
             else:
                 self.sources.append((False, ()))
-
-    def key(self) -> tuple:
-        """The question in positions of the recording's structure (hashable)."""
-        targets = tuple(None if v is None else v.index for v in self.targets)
-        sources = tuple((tapped, tuple(v.index for v in vs)) for tapped, vs in self.sources)
-        return targets, sources
+        self.key = (tuple(self.targets), tuple(self.sources))
 
 
 class BackwardParts:
@@ -87,11 +88,13 @@ class BackwardParts:
 
     def __init__(self, rec: Recording, question: Question, batch: int | None = None, recompute: bool = False,
                  unit_seeds: bool = False):
-        leaves = list(rec.leaves)
-        self.targets = question.targets
+        vars_ = rec.vars
+        leaves = [vars_[p] for p in rec.leaves]
+        self.targets = [None if p is None else vars_[p] for p in question.targets]
         zero_of = {}  # Var of an intermediate source -> its zero input
         source_vars = []  # each source's Vars (a variable may have several reads)
-        for tapped, vs in question.sources:
+        for tapped, positions in question.sources:
+            vs = [vars_[p] for p in positions]
             if tapped:
                 v = vs[0]
                 if v not in zero_of:
@@ -128,7 +131,7 @@ class BackwardParts:
         if recompute:  # the forward runs inside: its values need not exist (deferred.py)
             known = []
         else:
-            known = list(rec.tensor_of.keys()) + [v for v, out in self.taps.items() if out is not None]
+            known = list(vars_) + [v for v, out in self.taps.items() if out is not None]
         self.fn, self.known = ir.inputs_from_known(grads_fn, known)
         self.leaves = leaves
         self.target_types = [v.type for v in live_targets]
@@ -168,7 +171,7 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     if tape_stack.active():
         backward_cache.count("replayed")
         return Backward(rec, question, batch)
-    key = question.key()
+    key = question.key
     if batch is not None:
         key += (("batch", batch),)
     # Deferred forward values (deferred.py) that were never computed: the plan
@@ -199,8 +202,8 @@ class Backward:
     def _array(self, v):
         if v in self.parts.taps:
             out = self.parts.taps[v]
-            return np.zeros(v.type.shape, v.type.dtype) if out is None else self.rec.value(out)
-        return self.rec.value(v)
+            return np.zeros(v.type.shape, v.type.dtype) if out is None else self.rec.value(out.index)
+        return self.rec.value(v.index)
 
     def _tensor(self, v):
         if v in self.parts.taps:
@@ -208,8 +211,8 @@ class Backward:
             if out is None:
                 return Tensor(np.zeros(v.type.shape, v.type.dtype))
             v = out
-        t = self.rec.tensor(v)
-        snap = self.rec.snapshots.get(v)
+        t = self.rec.tensor(v.index)
+        snap = self.rec.snapshots.get(v.index)
         if snap is not None and snap is not t._value:
             # A variable read before an assign: replay with the value it saw.
             # Outer tapes then see a constant, so derivatives of this gradient
@@ -243,5 +246,5 @@ class Backward:
             args = [self._array(v) for v in parts.leaves]
             args += seed_values
             args += [self._array(v) for v in parts.known]
-            outs = [Tensor(o) for o in ir.eval_function(parts.fn, args)]
+            outs = ir.eval_function(parts.fn, args)
         return gather_gradients(outs, parts.plan)

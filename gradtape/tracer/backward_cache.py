@@ -37,6 +37,10 @@ _plans: collections.OrderedDict = collections.OrderedDict()  # _Key -> plan, lea
 _counts = {"hits": 0, "misses": 0, "uncached": 0, "replayed": 0}
 _max_plans = 256
 _disabled = 0  # depth of `disabled()` contexts
+# (key parts, plan) of the most recently used plan, compared first: a training
+# loop asks the same question of the same structure every step, and comparing
+# two tuples costs less than hashing one and keeping the LRU order.
+_recent = None
 
 
 class _Key:
@@ -62,11 +66,18 @@ def lookup(rec, question_key, build):
     Returns None when the recording cannot key a cache (or the cache is
     off): the caller then builds a backward of its own, as without a cache.
     """
+    global _recent
     if rec.uncacheable is not None or _max_plans == 0 or _disabled:
         count("uncached")
         return None
+    parts = (rec.structure_key(), question_key)
+    recent = _recent
+    if recent is not None and recent[0] == parts:  # already the most recent in the LRU order
+        with _lock:
+            _counts["hits"] += 1
+        return recent[1]
     try:
-        key = _Key((rec.structure_key(), question_key))
+        key = _Key(parts)
     except TypeError:  # an unhashable param: no key, but still a gradient
         count("uncached")
         return None
@@ -75,6 +86,7 @@ def lookup(rec, question_key, build):
         if plan is not None:
             _plans.move_to_end(key)
             _counts["hits"] += 1
+            _recent = (parts, plan)
             return plan
         _counts["misses"] += 1
     plan = build()  # outside the lock: building and compiling may take a while
@@ -82,6 +94,7 @@ def lookup(rec, question_key, build):
         _plans[key] = plan
         while len(_plans) > _max_plans:
             _plans.popitem(last=False)
+        _recent = (parts, plan) if _max_plans else None
     return plan
 
 
@@ -108,8 +121,10 @@ def cache_info() -> dict:
 
 def clear_cache():
     """Drop every plan and reset the counters."""
+    global _recent
     with _lock:
         _plans.clear()
+        _recent = None
         for k in _counts:
             _counts[k] = 0
 
@@ -144,11 +159,13 @@ def set_max_plans(n: int) -> int:
     Raises:
       ValueError: if `n` is negative.
     """
-    global _max_plans
+    global _max_plans, _recent
     if int(n) < 0:
         raise ValueError(f"set_max_plans: the bound must be >= 0, got {n}")
     with _lock:
         previous, _max_plans = _max_plans, int(n)
         while len(_plans) > _max_plans:
             _plans.popitem(last=False)
+        if _recent is not None and _Key(_recent[0]) not in _plans:
+            _recent = None
     return previous

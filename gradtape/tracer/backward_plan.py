@@ -124,10 +124,10 @@ class BoundBackward:
         self._values = None
 
     def _gather(self):
-        rec = self.rec
-        vars_ = rec.vars
-        leaves = [rec.value(vars_[r]) if type(r) is int else r for r in self.plan.leaf_refs]
-        known = [rec.value(vars_[r]) if type(r) is int else r for r in self.plan.known_refs]
+        value = self.rec.value
+        plan = self.plan
+        leaves = [value(r) if type(r) is int else r for r in plan.leaf_refs]
+        known = [value(r) if type(r) is int else r for r in plan.known_refs] if plan.known_refs else []
         return leaves, known
 
     def run(self, seeds) -> list:
@@ -137,11 +137,10 @@ class BoundBackward:
             self._values = self._gather()
         leaves, known = self._values
         if plan.unit_seeds:  # baked into the function
-            seed_values = []
+            args = leaves + known
         else:
-            seed_values = [seed_array(seeds[i], ty) for i, ty in zip(plan.live, plan.target_types)]
-        outs = [Tensor(o) for o in plan.execute(leaves + seed_values + known)]
-        return gather_gradients(outs, plan.plan)
+            args = leaves + [seed_array(seeds[i], ty) for i, ty in zip(plan.live, plan.target_types)] + known
+        return gather_gradients(plan.execute(args), plan.plan)
 
 
 def seed_array(seed, ty) -> np.ndarray:
@@ -152,7 +151,8 @@ def seed_array(seed, ty) -> np.ndarray:
 
 
 def gather_gradients(outs, plan) -> list:
-    """One gradient per source: the sum of its outputs, or None when unconnected."""
+    """One gradient per source (a Tensor): the sum of its outputs (arrays or Tensors), or
+    None when unconnected."""
     grads = []
     for idx in plan:
         if not idx:
@@ -161,5 +161,5 @@ def gather_gradients(outs, plan) -> list:
         g = outs[idx[0]]
         for k in idx[1:]:
             g = bind(ir.all_ops["add"], g, outs[k])
-        grads.append(g)
+        grads.append(g if isinstance(g, Tensor) else Tensor(g))
     return grads

@@ -62,16 +62,15 @@ class PendingTensor(Tensor):
 
     __slots__ = ("_type", "_op", "_args", "_params", "_forced")
 
-    def __init__(self, op, args, params):
+    def __init__(self, op, args, params, type):
         self._sym = None
         self._op = op
-        # Operands as the op saw them (Recording._operands makes this list):
-        # arrays (a Variable's array then, a Tensor's value), PendingTensors
-        # not yet computed, and Python scalars as they are.
+        # Operands as the op saw them: Tensors (immutable; a PendingTensor is
+        # computed first), the arrays Variables held then, arrays and scalars.
         self._args = args
         self._params = params
         self._forced = None
-        self._type = None  # set by the recording, from the op's shape rule
+        self._type = type  # from the op's shape rule
 
     @property
     def _value(self):
@@ -103,7 +102,7 @@ def _force(root: PendingTensor):
             stack.extend(waiting)
             continue
         stack.pop()
-        values = [a._forced if type(a) is PendingTensor else a for a in t._args]
+        values = [a._value if isinstance(a, Tensor) else a for a in t._args]
         t._forced = np.asarray(impls[t._op](*values, **t._params))
         t._args = None  # the operands may now be freed
     return root._forced

@@ -15,23 +15,24 @@ import numpy as np
 from .. import ir
 from ..ir.op import impls, shape_rules
 from . import deferred
-from .deferred import EAGER_ONLY, PendingTensor
+from .deferred import EAGER_ONLY
 from .tape_stack import local as _stack
 from .tensor import Tensor
 
 
 def bind(op, *args, **params) -> Tensor:
     """Apply `op` to Tensors, arrays or scalars; returns a Tensor."""
-    for a in args:
-        if a.__class__ is not PendingTensor and isinstance(a, Tensor) and a._sym is not None:
-            return _bind_abstract(op, args, params)
     tapes = _stack.tapes
-    if tapes:
-        if len(tapes) == 1 and deferred.enabled and op.name not in EAGER_ONLY:
-            tape = tapes[0]
-            result = tape._tape.defer(op, args, params, tape._watch_accessed_variables)
-            if result is not None:
-                return result
+    # The eager hot path first: a single tape records and defers the op
+    # (declining when no operand is tracked or one is abstract).
+    if tapes and len(tapes) == 1 and deferred.enabled and op.name not in EAGER_ONLY:
+        tape = tapes[0]
+        result = tape._tape.defer(op, args, params, tape._watch_accessed_variables)
+        if result is not None:
+            return result
+    for a in args:
+        if isinstance(a, Tensor) and a._sym is not None:
+            return _bind_abstract(op, args, params)
     values = [a._value if isinstance(a, Tensor) else a for a in args]
     try:
         out = impls[op](*values, **params)

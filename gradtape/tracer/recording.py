@@ -1,28 +1,30 @@
-"""What one GradientTape has recorded: equations over Vars, the values and
-tensors those Vars stand for, and the structure of the recording.
+"""What one GradientTape has recorded, by position: the structure of the
+recording, what each position stands for, and the IR made from them.
 
 Tensors are keyed by id(); the recording keeps every recorded tensor alive,
 so an id is never reused while the recording lives.
 
-The structure (`Recording.structure`) is the recording with the values left
-out: one entry per Var, in the order the Vars were made,
+Every leaf (a watched tensor, a variable read, a constant operand) and every
+recorded op's result has a position. The structure (`Recording.structure`)
+is the recording with the values left out: one entry per position,
 
     leaf:      (type id, kind)                    kind: "watched", "constant" or "variable"
-    equation:  (signature id, *inputs)            an input is the position of a Var
+    op:        (signature id, *inputs)            an input is a position
                                                   or the exact bytes of a scalar literal
 
 A signature id stands for (op, input types, params), the key under which
-the op's shape rule answer is memoized, and a type id for a leaf's type:
-small ints handed out once per distinct key and never reused, so entries
-hash and compare in C. Ops whose params hold objects (a `call`'s Function,
-a custom_gradient's callback) enter as (op, params key, out_type, *inputs)
+the op's shape rule answer is memoized, and a type id for a type: small
+ints handed out once per distinct key and never reused, so entries hash and
+compare in C. Ops whose params hold objects (a `call`'s Function, a
+custom_gradient's callback) enter as (op, params key, out_type, *inputs)
 instead: a `call`'s Function by its value key (function_key.py); a
 `custom_gradient` makes the recording uncacheable.
 
 Two recordings with equal structures record the same program, so the
 backward function built for one serves the other (see backward_cache.py).
-It is built while recording, on the hot path of every eager op, so an
-entry is one tuple and positions are read off the Vars themselves.
+Recording is on the hot path of every eager op, so an op appends one entry
+to three lists and one to a dict; the IR (Vars and Eqns) is made from them
+only when a backward function is built.
 """
 from __future__ import annotations
 
@@ -84,38 +86,34 @@ def _type_of(shape, dtype) -> tuple:
     return hit
 
 
-def _signature(op, atoms, type_ids, params) -> tuple:
-    """(shape_rules[op](*types, **params), signature id, result type id), memoized; errors
-    are raised, never stored. The signature id is None when the params cannot key the memo
-    (then neither can they key a structure entry by id)."""
+def _signature(op, types_of, inputs, type_ids, params) -> tuple:
+    """The signature memo's entry for op on inputs with these type ids: (result type, its
+    type id, signature id, op, params), the result type from the op's shape rule (run on
+    `types_of(inputs)` on a miss; its errors are raised, never stored). The signature id
+    is None when the params cannot key the memo (nor, then, a structure entry by id)."""
     if op in _OPS_WITH_OBJECT_PARAMS:
-        return _unkeyed(op, atoms, params)
-    key = (op, *type_ids, *params.items()) if params else (op, *type_ids)
+        return _checked(op, types_of(inputs), params) + (None, op, params)
+    key = (op, *type_ids, *params.items())
     try:
         hit = _signatures.get(key)
     except TypeError:  # an unhashable param: the rule says what it thinks of it
-        return _unkeyed(op, atoms, params)
+        return _checked(op, types_of(inputs), params) + (None, op, params)
     if hit is None:
-        out, out_id = _checked(op, atoms, params)
+        hit = _checked(op, types_of(inputs), params) + (next(_ids), op, params)
         if len(_signatures) >= _MAX_MEMO:
             _signatures.clear()
-        hit = _signatures[key] = (out, next(_ids), out_id)
+        _signatures[key] = hit
     return hit
 
 
-def _unkeyed(op, atoms, params) -> tuple:
-    out, out_id = _checked(op, atoms, params)
-    return out, None, out_id
-
-
-def _checked(op, atoms, params) -> tuple:
-    """(the result type of op on atoms, its type id) from the op's shape rule."""
-    out = shape_rules[op](*[a.type for a in atoms], **params)
+def _checked(op, types, params) -> tuple:
+    """(the result type of op on these input types, its type id) from the op's shape rule."""
+    out = shape_rules[op](*types, **params)
     return _type_of(out.shape, out.dtype)
 
 
 class RecordedVar(ir.Var):
-    """A Var made by a recording; `index` is its position in the recording's
+    """A Var made from a recording; `index` is its position in the recording's
     structure, so recordings of the same program number their Vars alike;
     `type_id` is its type's id (see `_type_of`)."""
 
@@ -128,59 +126,93 @@ class RecordedVar(ir.Var):
 
 
 class Recording:
+    """What a tape recorded, by position (see the module docstring).
+
+    Recording an op appends one entry to `structure`, `info` and `values`
+    and nothing else: the IR (`vars`, `eqns`) is made from them only when a
+    backward function is built, which a training loop does once.
+    """
+
     __slots__ = (
-        "_log", "_eqns", "var_of", "const_of", "tensor_of", "leaves", "sources", "variables",
-        "versions", "keepalive", "snapshots", "vars", "structure",
-        "uncacheable", "deferred",
+        "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
+        "versions", "keepalive", "snapshots", "literals", "uncacheable", "deferred", "read_variable",
+        "_vars", "_eqns",
     )
 
     def __init__(self):
-        # (op, input atoms, params, output Var) per recorded op, in execution
-        # order: what `eqns` is made of when a backward is built (not every step).
-        self._log = []
-        self._eqns = []
-        self.var_of = {}  # id(tensor) -> Var, for watched tensors and results of recorded ops
-        # id(tensor) -> Var, for unwatched inputs of recorded ops. Kept apart
+        self.structure = []  # per position (see the module docstring)
+        # per position: (TensorType, type id) for a leaf; (TensorType, type id,
+        # signature id, op, params) for an op's result (the signature memo's entry)
+        self.info = []
+        # per position: the value it stands for: a Tensor (a PendingTensor for a
+        # deferred op), or the array itself for an array operand
+        self.values = []
+        self.var_of = {}  # id(tensor) -> position, for watched tensors and results of recorded ops
+        # id(tensor) -> position, for unwatched inputs of recorded ops. Kept apart
         # from var_of so that a constant does not become "tracked" (and make
         # later ops on constants alone recorded) just by meeting a watched tensor.
         self.const_of = {}
-        # Var -> its forward value: a Tensor, or the array itself for an array operand
-        self.tensor_of = {}
-        self.leaves = []  # Vars not defined by an equation: sources and constants
-        self.sources = {}  # id(tensor) -> [Var, ...] watched Vars (a variable re-read after assign gets a new one)
+        self.leaves = []  # positions not defined by an op: sources and constants
+        self.sources = {}  # id(tensor) -> [position, ...] (a variable re-read after assign gets a new one)
         self.variables = []  # watched Variables, in the order they were watched
-        self.versions = {}  # id(variable) -> its version when its current Var was made
+        self.versions = {}  # id(variable) -> its version when its current position was made
         self.keepalive = []  # tensors whose id() keys var_of, const_of or sources
-        self.snapshots = {}  # Var of a variable read -> the value that read saw
-        self.vars = []  # every RecordedVar, by index
-        self.structure = []  # one entry per RecordedVar (see the module docstring)
+        self.snapshots = {}  # position of a variable read -> the array that read saw
+        self.literals = {}  # structure key of a scalar operand -> its Literal
         # Why the structure cannot key a cache (a custom_gradient's grad_fn
         # closes over this step's values), or None.
         self.uncacheable = None
         # Whether some recorded values are PendingTensors (deferred.py): the
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
+        # Set when `_operands` meets a Variable, so that `defer` snapshots only then.
+        self.read_variable = False
+        self._vars = []
+        self._eqns = []
+
+    # --- the IR, made when a backward is built ------------------------------------
+    @property
+    def vars(self) -> list:
+        """A RecordedVar per position."""
+        vars_, info = self._vars, self.info
+        for p in range(len(vars_), len(info)):
+            vars_.append(RecordedVar(info[p][0], p, info[p][1]))
+        return vars_
 
     @property
     def eqns(self) -> list:
         """The recorded equations, in execution order."""
-        eqns, log = self._eqns, self._log
-        if len(eqns) < len(log):
-            eqns.extend(ir.Eqn(op, atoms, params, (out,)) for op, atoms, params, out in log[len(eqns):])
+        vars_, eqns = self.vars, self._eqns
+        done = eqns[-1].outvars[0].index + 1 if eqns else 0
+        for p in range(done, len(vars_)):
+            hit = self.info[p]
+            if len(hit) == 2:  # a leaf
+                continue
+            entry = self.structure[p]
+            inputs = entry[1:] if hit[2] is not None else entry[3:]
+            atoms = [vars_[i] if type(i) is int else self.literals[i] for i in inputs]
+            eqns.append(ir.Eqn(hit[3], atoms, hit[4], (vars_[p],)))
         return eqns
 
-    def _leaf(self, value, kind: str) -> RecordedVar:
-        """A new leaf Var for `value` (a Tensor, or an array operand)."""
-        ty, type_id = _type_of(value.shape, value.dtype)
-        v = RecordedVar(ty, len(self.vars), type_id)
-        self.vars.append(v)
-        self.structure.append((type_id, kind))
-        self.tensor_of[v] = value
+    def function(self, outputs) -> ir.Function:
+        """The recorded program as a Function from the leaves to these recorded tensors
+        (for inspecting what a tape saw)."""
+        vars_ = self.vars
+        return ir.Function([vars_[p] for p in self.leaves], self.eqns, [vars_[self.var_of[id(t)]] for t in outputs])
+
+    # --- recording ------------------------------------------------------------------
+    def _leaf(self, value, kind: str) -> int:
+        """A new leaf position for `value` (a Tensor, or an array operand)."""
+        hit = _type_of(value.shape, value.dtype)
+        p = len(self.structure)
+        self.structure.append((hit[1], kind))
+        self.info.append(hit)
+        self.values.append(value)
         if kind is VARIABLE:
             # A later assign must not change what this read saw.
-            self.snapshots[v] = value._value
-        self.leaves.append(v)
-        return v
+            self.snapshots[p] = value._value
+        self.leaves.append(p)
+        return p
 
     def watch(self, tensor: Tensor):
         key = id(tensor)
@@ -188,14 +220,14 @@ class Recording:
             # Already watched, or computed by a recorded op: as in TF, watching
             # it again must not cut it off from what it was computed from.
             return
-        v = self.const_of.pop(key, None)
-        if v is None or isinstance(tensor, Variable):
-            # A constant already used keeps its Var, so those earlier uses count
-            # too (TF tracks tensors by id). A Variable's earlier unwatched reads
-            # do not: TF watches the variable, not the values already read.
-            v = self._leaf(tensor, VARIABLE if isinstance(tensor, Variable) else WATCHED)
-        self.var_of[key] = v
-        self.sources.setdefault(key, []).append(v)
+        p = self.const_of.pop(key, None)
+        if p is None or isinstance(tensor, Variable):
+            # A constant already used keeps its position, so those earlier uses
+            # count too (TF tracks tensors by id). A Variable's earlier unwatched
+            # reads do not: TF watches the variable, not the values already read.
+            p = self._leaf(tensor, VARIABLE if isinstance(tensor, Variable) else WATCHED)
+        self.var_of[key] = p
+        self.sources.setdefault(key, []).append(p)
         if isinstance(tensor, Variable):
             self.versions[key] = tensor._version
             if not any(w is tensor for w in self.variables):
@@ -208,12 +240,12 @@ class Recording:
             isinstance(tensor, Variable) and self.versions.get(key) != tensor._version)
 
     def _variable_read(self, a: Variable, watch_reads: bool):
-        """The Var of a read of Variable `a` if the read is tracked (watching `a` first when
-        it should be: trainable and `watch_reads`, or watched before an assign), else None."""
+        """The position of a read of Variable `a` if the read is tracked (watching `a` first
+        when it should be: trainable and `watch_reads`, or watched before an assign), else None."""
         key = id(a)
-        v = self.var_of.get(key)
-        if v is not None and self.versions.get(key) == a._version:
-            return v
+        p = self.var_of.get(key)
+        if p is not None and self.versions.get(key) == a._version:
+            return p
         # An explicitly watched variable stays watched after an assign,
         # trainable or not (TF watches the variable itself).
         if ((a.trainable and watch_reads) or key in self.sources) and a._value.dtype.kind == "f":
@@ -221,68 +253,72 @@ class Recording:
             return self.var_of[key]
         return None
 
-    def _constant(self, a: Tensor) -> RecordedVar:
+    def _constant(self, a: Tensor) -> int:
         """The leaf of an untracked tensor operand (one per tensor; per value for a Variable)."""
         key = id(a)
-        v = self.const_of.get(key)
-        if v is None or (isinstance(a, Variable) and self.snapshots[v] is not a._value):
-            v = self._leaf(a, VARIABLE if isinstance(a, Variable) else CONSTANT)
-            self.const_of[key] = v
+        p = self.const_of.get(key)
+        if p is None or (isinstance(a, Variable) and self.snapshots[p] is not a._value):
+            p = self._leaf(a, VARIABLE if isinstance(a, Variable) else CONSTANT)
+            self.const_of[key] = p
             self.keepalive.append(a)
-        return v
+        return p
 
     def _operands(self, args, watch_reads: bool):
-        """(atoms, structure inputs, type ids, values) of an op on `args`, or None when no
-        operand is tracked: then the op is not recorded. `values` are the operands as a
-        deferred op keeps them (deferred.py): PendingTensors, arrays and scalars.
+        """The positions of the tracked operands of an op on `args` (None for the others),
+        or None when no operand is tracked: then the op is not recorded (nor when an
+        operand is abstract: bind traces the op instead).
 
         Runs for every op while a tape records, so the common operands (results of
-        recorded ops) take the first branch and nothing is made twice.
+        recorded ops) take the first branch and nothing is made for them.
         """
         var_of = self.var_of
         found = []
-        values = []
         tracked = False
         for a in args:
             cls = a.__class__
             if cls is PendingTensor:
-                v = var_of.get(id(a))
-                values.append(a if a._forced is None else a._forced)
-            elif cls is Tensor:
-                v = var_of.get(id(a))
-                values.append(a._value)
-            elif isinstance(a, Variable):
-                v = self._variable_read(a, watch_reads)
-                values.append(a._value)
+                p = var_of.get(id(a))
+            elif cls is Variable or (cls is not Tensor and isinstance(a, Variable)):
+                p = self._variable_read(a, watch_reads)
+                self.read_variable = True
             elif isinstance(a, Tensor):
-                v = var_of.get(id(a)) if self.is_tracked(a) else None
-                values.append(a._value)
+                if a._sym is not None:
+                    return None
+                p = var_of.get(id(a)) if self.is_tracked(a) else None
             else:
-                v = None
-                values.append(a)
-            if v is not None:
+                p = None
+            if p is not None:
                 tracked = True
-            found.append(v)
-        if not tracked:
-            return None
-        atoms, inputs, type_ids = [], [], []
-        for a, v in zip(args, found):
-            if v is None:
+            found.append(p)
+        return found if tracked else None
+
+    def _entry(self, args, found) -> tuple:
+        """(structure inputs, input type ids) of an op on `args`, `found` being what
+        `_operands` found: untracked operands become leaves or scalar Literals."""
+        info = self.info
+        if None not in found:
+            return found, [info[p][1] for p in found]
+        inputs, type_ids = [], []
+        for a, p in zip(args, found):
+            if p is None:
                 if isinstance(a, Tensor):
-                    v = self._constant(a)
+                    p = self._constant(a)
                 else:
                     value = a if isinstance(a, (np.ndarray, np.generic)) else np.asarray(a)
                     if value.ndim == 0:
                         lit, key, type_id = _literal(value)
-                        atoms.append(lit)
+                        self.literals[key] = lit
                         inputs.append(key)
                         type_ids.append(type_id)
                         continue
-                    v = self._leaf(value, CONSTANT)
-            atoms.append(v)
-            inputs.append(v.index)
-            type_ids.append(v.type_id)
-        return atoms, inputs, type_ids, values
+                    p = self._leaf(value, CONSTANT)
+            inputs.append(p)
+            type_ids.append(info[p][1])
+        return inputs, type_ids
+
+    def _input_types(self, inputs) -> list:
+        """The TensorTypes of a structure entry's inputs (for a shape rule)."""
+        return [self.info[i][0] if type(i) is int else self.literals[i].type for i in inputs]
 
     def record(self, op, args, params, result: Tensor, watch_reads: bool = True):
         """Record `result = op(*args, **params)` if an operand is tracked.
@@ -291,39 +327,54 @@ class Recording:
         was recorded. Raises the shape rule's error for operands the op does
         not accept.
         """
-        operands = self._operands(args, watch_reads)
-        if operands is None:
+        found = self._operands(args, watch_reads)
+        if found is None:
             return None
-        return self._append(op, params, operands, result)
+        inputs, type_ids = self._entry(args, found)
+        hit = _signature(op, self._input_types, inputs, type_ids, params)
+        self._append(self._structure_entry(op, params, inputs, hit), hit, result)
+        return hit[0]
 
     def defer(self, op, args, params, watch_reads: bool = True):
         """The PendingTensor of `op(*args, **params)`, recorded, or None when no operand is
-        tracked (then the caller computes it at once). See deferred.py."""
-        operands = self._operands(args, watch_reads)
-        if operands is None:
+        tracked (then the caller computes it at once). See deferred.py.
+
+        `record` for an op whose params are plain values (deferred ops' are),
+        with the signature memo's hit inlined: this is the eager hot path.
+        """
+        found = self._operands(args, watch_reads)
+        if found is None:
             return None
-        result = PendingTensor(op, operands[3], params)
-        result._type = self._append(op, params, operands, result)
+        inputs, type_ids = self._entry(args, found)
+        try:
+            hit = _signatures.get((op, *type_ids, *params.items()))
+        except TypeError:
+            hit = None
+        if hit is None:
+            hit = _signature(op, self._input_types, inputs, type_ids, params)
+        if self.read_variable:  # the pending op must see the array the variable holds now
+            self.read_variable = False
+            args = [a._value if isinstance(a, Variable) else a for a in args]
+        result = PendingTensor(op, args, params, hit[0])
+        entry = (hit[2], *inputs) if hit[2] is not None else self._structure_entry(op, params, inputs, hit)
+        self._append(entry, hit, result)
         self.deferred = True
         return result
 
-    def _append(self, op, params, operands, result):
-        atoms, inputs, type_ids, _ = operands
-        out_type, signature_id, out_type_id = _signature(op, atoms, type_ids, params)
-        vars_ = self.vars
-        out = RecordedVar(out_type, len(vars_), out_type_id)
-        vars_.append(out)
-        if signature_id is not None:
-            self.structure.append((signature_id, *inputs))
-        elif op in _OPS_WITH_OBJECT_PARAMS:
-            self.structure.append((op, self._params_key(op, params), out_type, *inputs))
-        else:  # unhashable params: no cache can hold this recording
-            self.uncacheable = f"an unhashable parameter of {op.name}"
-            self.structure.append((op, None, out_type, *inputs))
-        self._log.append((op, atoms, params, out))
-        self.var_of[id(result)] = out
-        self.tensor_of[out] = result
-        return out_type
+    def _structure_entry(self, op, params, inputs, hit) -> tuple:
+        if hit[2] is not None:
+            return (hit[2], *inputs)
+        if op in _OPS_WITH_OBJECT_PARAMS:
+            return (op, self._params_key(op, params), hit[0], *inputs)
+        # unhashable params: no cache can hold this recording
+        self.uncacheable = f"an unhashable parameter of {op.name}"
+        return (op, None, hit[0], *inputs)
+
+    def _append(self, entry, hit, result):
+        self.var_of[id(result)] = len(self.structure)
+        self.structure.append(entry)
+        self.info.append(hit)
+        self.values.append(result)
 
     def _params_key(self, op, params) -> tuple:
         if op is call_p:
@@ -342,16 +393,16 @@ class Recording:
         """The structure as one hashable tuple."""
         return tuple(self.structure)
 
-    def value(self, v: ir.Var):
-        """The forward value (an array) of a recorded Var."""
-        snap = self.snapshots.get(v)
+    def value(self, p: int):
+        """The forward value (an array) at position `p`."""
+        snap = self.snapshots.get(p)
         if snap is not None:
             return snap
-        t = self.tensor_of[v]
+        t = self.values[p]
         return t if t.__class__ is np.ndarray else t._value
 
-    def tensor(self, v: ir.Var) -> Tensor:
-        """The forward value of a recorded Var as the Tensor the ops saw (a Tensor
-        around it for an array operand)."""
-        t = self.tensor_of[v]
+    def tensor(self, p: int) -> Tensor:
+        """The forward value at position `p` as the Tensor the ops saw (a Tensor around
+        it for an array operand)."""
+        t = self.values[p]
         return Tensor(t) if t.__class__ is np.ndarray else t

@@ -47,7 +47,7 @@ def _eager_custom_gradient_function():
         tape.watch(x)
         y = f(x)
     rec = tape._tape
-    return ir.Function(rec.leaves, rec.eqns, [rec.var_of[id(y)]])
+    return rec.function([y])
 
 
 def test_custom_gradient_is_unsupported_and_named():

@@ -148,7 +148,7 @@ def _recorded(f, x):
         tape.watch(x)
         y = f(x)
     rec = tape._tape
-    recorded = ir.Function(rec.leaves, rec.eqns, [rec.var_of[id(y)]])
+    recorded = rec.function([y])
     return substitute_inputs(recorded, {})  # plain Vars (the batching pass expects exactly ir.Var)
 
 
