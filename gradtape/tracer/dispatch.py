@@ -27,7 +27,7 @@ def bind(op, *args, **params) -> Tensor:
     # (declining when no operand is tracked or one is abstract).
     if tapes and len(tapes) == 1 and deferred.enabled and op.name not in EAGER_ONLY:
         tape = tapes[0]
-        result = tape._tape.defer(op, args, params, tape._watch_accessed_variables)
+        result = tape._tape.record(op, args, params, None, tape._watch_accessed_variables)
         if result is not None:
             return result
     for a in args:

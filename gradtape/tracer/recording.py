@@ -135,7 +135,7 @@ class Recording:
 
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
-        "versions", "keepalive", "snapshots", "literals", "uncacheable", "deferred", "read_variable",
+        "versions", "keepalive", "snapshots", "literals", "uncacheable", "deferred",
         "_vars", "_eqns",
     )
 
@@ -165,8 +165,6 @@ class Recording:
         # Whether some recorded values are PendingTensors (deferred.py): the
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
-        # Set when `_operands` meets a Variable, so that `defer` snapshots only then.
-        self.read_variable = False
         self._vars = []
         self._eqns = []
 
@@ -263,118 +261,93 @@ class Recording:
             self.keepalive.append(a)
         return p
 
-    def _operands(self, args, watch_reads: bool):
-        """The positions of the tracked operands of an op on `args` (None for the others),
-        or None when no operand is tracked: then the op is not recorded (nor when an
-        operand is abstract: bind traces the op instead).
+    def record(self, op, args, params, result: Tensor | None = None, watch_reads: bool = True):
+        """Record `result = op(*args, **params)` if an operand is tracked, and return the
+        recorded tensor; or return None: no operand is tracked, or one is abstract (bind
+        then traces the op), and nothing is recorded.
 
-        Runs for every op while a tape records, so the common operands (results of
-        recorded ops) take the first branch and nothing is made for them.
+        With `result` None the op is deferred (deferred.py): the result is a new
+        PendingTensor. Raises the shape rule's error for operands the op does not
+        accept.
+
+        This is the eager hot path. The operands most ops take (results of
+        recorded ops) take the first branch, and nothing is made for them.
         """
-        var_of = self.var_of
-        found = []
-        tracked = False
+        var_of, info = self.var_of, self.info
+        inputs = []  # positions of tracked operands, None for the others (for now)
+        type_ids = []
+        tracked = reads_variable = False
         for a in args:
             cls = a.__class__
             if cls is PendingTensor:
                 p = var_of.get(id(a))
             elif cls is Variable or (cls is not Tensor and isinstance(a, Variable)):
                 p = self._variable_read(a, watch_reads)
-                self.read_variable = True
-            elif isinstance(a, Tensor):
+                reads_variable = True
+            elif cls is Tensor or isinstance(a, Tensor):
                 if a._sym is not None:
                     return None
-                p = var_of.get(id(a)) if self.is_tracked(a) else None
+                p = var_of.get(id(a))
             else:
                 p = None
-            if p is not None:
-                tracked = True
-            found.append(p)
-        return found if tracked else None
-
-    def _entry(self, args, found) -> tuple:
-        """(structure inputs, input type ids) of an op on `args`, `found` being what
-        `_operands` found: untracked operands become leaves or scalar Literals."""
-        info = self.info
-        if None not in found:
-            return found, [info[p][1] for p in found]
-        inputs, type_ids = [], []
-        for a, p in zip(args, found):
             if p is None:
-                if isinstance(a, Tensor):
-                    p = self._constant(a)
-                else:
-                    value = a if isinstance(a, (np.ndarray, np.generic)) else np.asarray(a)
-                    if value.ndim == 0:
-                        lit, key, type_id = _literal(value)
-                        self.literals[key] = lit
-                        inputs.append(key)
-                        type_ids.append(type_id)
-                        continue
-                    p = self._leaf(value, CONSTANT)
+                type_ids.append(None)
+            else:
+                tracked = True
+                type_ids.append(info[p][1])
             inputs.append(p)
-            type_ids.append(info[p][1])
-        return inputs, type_ids
-
-    def _input_types(self, inputs) -> list:
-        """The TensorTypes of a structure entry's inputs (for a shape rule)."""
-        return [self.info[i][0] if type(i) is int else self.literals[i].type for i in inputs]
-
-    def record(self, op, args, params, result: Tensor, watch_reads: bool = True):
-        """Record `result = op(*args, **params)` if an operand is tracked.
-
-        Returns the result's type (from the shape rule), or None when nothing
-        was recorded. Raises the shape rule's error for operands the op does
-        not accept.
-        """
-        found = self._operands(args, watch_reads)
-        if found is None:
+        if not tracked:
             return None
-        inputs, type_ids = self._entry(args, found)
-        hit = _signature(op, self._input_types, inputs, type_ids, params)
-        self._append(self._structure_entry(op, params, inputs, hit), hit, result)
-        return hit[0]
-
-    def defer(self, op, args, params, watch_reads: bool = True):
-        """The PendingTensor of `op(*args, **params)`, recorded, or None when no operand is
-        tracked (then the caller computes it at once). See deferred.py.
-
-        `record` for an op whose params are plain values (deferred ops' are),
-        with the signature memo's hit inlined: this is the eager hot path.
-        """
-        found = self._operands(args, watch_reads)
-        if found is None:
-            return None
-        inputs, type_ids = self._entry(args, found)
+        if None in inputs:
+            self._constants(args, inputs, type_ids)
         try:
             hit = _signatures.get((op, *type_ids, *params.items()))
         except TypeError:
             hit = None
         if hit is None:
             hit = _signature(op, self._input_types, inputs, type_ids, params)
-        if self.read_variable:  # the pending op must see the array the variable holds now
-            self.read_variable = False
-            args = [a._value if isinstance(a, Variable) else a for a in args]
-        result = PendingTensor(op, args, params, hit[0])
-        entry = (hit[2], *inputs) if hit[2] is not None else self._structure_entry(op, params, inputs, hit)
-        self._append(entry, hit, result)
-        self.deferred = True
+        if result is None:
+            if reads_variable:  # the pending op must see the array the variable holds now
+                args = [a._value if isinstance(a, Variable) else a for a in args]
+            result = PendingTensor(op, args, params, hit[0])
+            self.deferred = True
+        structure = self.structure
+        var_of[id(result)] = len(structure)
+        structure.append((hit[2], *inputs) if hit[2] is not None else self._structure_entry(op, params, inputs, hit))
+        info.append(hit)
+        self.values.append(result)
         return result
 
+    def _constants(self, args, inputs, type_ids):
+        """Fill in `inputs` and `type_ids` (in place) for the untracked operands of an op:
+        they become leaves (tensors and arrays) or scalar Literals."""
+        for i, a in enumerate(args):
+            if inputs[i] is not None:
+                continue
+            if isinstance(a, Tensor):
+                p = self._constant(a)
+            else:
+                value = a if isinstance(a, (np.ndarray, np.generic)) else np.asarray(a)
+                if value.ndim == 0:
+                    lit, key, type_ids[i] = _literal(value)
+                    self.literals[key] = lit
+                    inputs[i] = key
+                    continue
+                p = self._leaf(value, CONSTANT)
+            inputs[i] = p
+            type_ids[i] = self.info[p][1]
+
+    def _input_types(self, inputs) -> list:
+        """The TensorTypes of a structure entry's inputs (for a shape rule)."""
+        return [self.info[i][0] if type(i) is int else self.literals[i].type for i in inputs]
+
     def _structure_entry(self, op, params, inputs, hit) -> tuple:
-        if hit[2] is not None:
-            return (hit[2], *inputs)
+        """The structure entry of an op whose params cannot key the signature memo."""
         if op in _OPS_WITH_OBJECT_PARAMS:
             return (op, self._params_key(op, params), hit[0], *inputs)
         # unhashable params: no cache can hold this recording
         self.uncacheable = f"an unhashable parameter of {op.name}"
         return (op, None, hit[0], *inputs)
-
-    def _append(self, entry, hit, result):
-        self.var_of[id(result)] = len(self.structure)
-        self.structure.append(entry)
-        self.info.append(hit)
-        self.values.append(result)
 
     def _params_key(self, op, params) -> tuple:
         if op is call_p:
