@@ -34,13 +34,13 @@ def maximum(a, b):
     return np.maximum(a, b)
 
 
-def scalar_for(x, like):
+def scalar_for(x, like=None):
     """A scalar hyperparameter value ready to combine with the array `like`.
 
     Concrete values become Python floats, which are weak under both NumPy's
     and gradtape's promotion rules, so a float32 parameter stays float32 (as
     Keras casts the learning rate to the variable's dtype). A traced scalar
-    is cast to `like`'s dtype.
+    is cast to `like`'s dtype (needed only then).
     """
     if isinstance(x, Tensor):
         if not x.is_abstract:

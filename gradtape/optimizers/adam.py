@@ -1,6 +1,10 @@
 """Adam and AdamW, as Keras defines them."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ._generic import maximum, sqrt
 from .base import Optimizer
 
@@ -64,6 +68,26 @@ class Adam(Optimizer):
             v = maximum(slots["velocity_hat"], v)
             new_slots["velocity_hat"] = v
         return p - (m * alpha) / (sqrt(v) + self.epsilon), new_slots
+
+    def _update_arrays(self, g, p, slots, lr, step):
+        """_update_leaf's arithmetic in its order, in place (see Optimizer._update_arrays)."""
+        b1, b2 = self.beta_1, self.beta_2
+        alpha = lr * math.sqrt(1.0 - b2 ** step) / (1.0 - b1 ** step)
+        m, v = slots["momentum"], slots["velocity"]
+        t = g - m  # a fresh temporary
+        t *= 1.0 - b1
+        m += t
+        np.multiply(g, g, out=t)
+        t -= v
+        t *= 1.0 - b2
+        v += t
+        if self.amsgrad:
+            v = np.maximum(slots["velocity_hat"], v, out=slots["velocity_hat"])
+        denominator = np.sqrt(v, out=t)
+        denominator += self.epsilon
+        new_p = m * alpha
+        new_p /= denominator
+        return np.subtract(p, new_p, out=new_p)
 
 
 class AdamW(Adam):

@@ -5,8 +5,10 @@ three ways of training:
 
 - `apply_gradients(zip(grads, variables))`, Keras style: the optimizer
   keeps one set of slots (momentum, velocity, ...) per Variable and an
-  `iterations` counter; the rule runs on NumPy arrays, so the update costs
-  what the same NumPy code would.
+  `iterations` counter; the rule runs on NumPy arrays, in its in-place form
+  `_update_arrays` (the slots are the optimizer's own arrays, so they are
+  updated in place; a Variable's array never is, as tapes may hold it), so
+  the update costs about what the same NumPy code would.
 - `init(params) -> state` and `update(grads, state, params) -> (params,
   state)`, functional, on nested lists/tuples/dicts of arrays: nothing is
   mutated, and on abstract tensors the rule traces, so an update can live
@@ -28,7 +30,6 @@ import numpy as np
 
 from ..tracer import tree
 from ..tracer.tensor import Tensor
-from ..tracer.variable import Variable
 from . import checks, structure
 from ._generic import increment, is_abstract, scalar_for, step_for
 
@@ -45,7 +46,8 @@ class Optimizer:
         gradient holds NaN or inf, before anything is updated.
       name: used in messages.
 
-    Subclasses define `_slot_names()` and `_update_leaf(g, p, slots, lr, step)`.
+    Subclasses define `_slot_names()` and `_update_leaf(g, p, slots, lr, step)`,
+    and for speed `_update_arrays`, the same rule in in-place NumPy.
     """
 
     def __init__(self, learning_rate, *, weight_decay=None, check_finite=False, name=None):
@@ -62,7 +64,8 @@ class Optimizer:
         self.weight_decay = None if weight_decay is None else float(weight_decay)
         self.check_finite = bool(check_finite)
         self._iterations = 0
-        self._slots = {}  # id(parameter) -> (weakref to it, {slot name: ndarray})
+        # id(parameter) -> (weakref to it, {slot name: ndarray}, {slot name: weakref to the array made here})
+        self._slots = {}
 
     # --- the rule (subclasses) ------------------------------------------------------
     def _slot_names(self) -> tuple:
@@ -76,6 +79,20 @@ class Optimizer:
         `p`'s dtype; `g`, `p` and the slots are NumPy arrays or Tensors.
         """
         raise NotImplementedError(f"{type(self).__name__} must implement _update_leaf")
+
+    def _update_arrays(self, g, p, slots: dict, lr: float, step: float) -> np.ndarray:
+        """`_update_leaf` on NumPy arrays of rank >= 1, for apply_gradients: returns the new parameter.
+
+        The slots are arrays only this optimizer holds, so the rule updates
+        them in place; the result must be a fresh array (the Variable adopts
+        it without a copy); `g` and `p` are never written. The built-in rules
+        override this with the arithmetic of `_update_leaf` in the same order
+        (equal results to the last bit) and fewer temporaries, as it runs on
+        every eager step. This default runs `_update_leaf`.
+        """
+        new_p, new_slots = self._update_leaf(g, p, slots, lr, step)
+        slots.update(new_slots)  # results, not updated in place: _private_slots copies them before a rule would
+        return np.array(new_p, dtype=p.dtype)
 
     @property
     def slot_names(self) -> tuple:
@@ -145,60 +162,58 @@ class Optimizer:
             >>> w.numpy()
             array([0.8, 0.8, 0.8])
         """
-        where = f"{self.name}.apply_gradients"
-        pairs = _as_pairs(grads_and_vars, where)
-        present = []
-        for i, (g, v) in enumerate(pairs):
-            if not isinstance(v, Variable):
-                raise TypeError(
-                    f"{where}: pair {i} holds a {type(v).__name__} where a gradtape.Variable belongs; "
-                    "apply_gradients updates Variables in place. Wrap the parameter in "
-                    "gradtape.Variable, or use update() / gradtape.train_step for NumPy arrays."
-                )
-            if g is not None:
-                present.append((i, g, v))
-        if not present:
-            names = [v.name for _, v in pairs]
-            raise ValueError(f"{where}: No gradients provided for any variable: {names}")
-        if len(present) < len(pairs):
-            missing = [v.name for g, v in pairs if g is None]
+        updates, skipped = checks.gradient_arrays(self.name, grads_and_vars)
+        if skipped:
             warnings.warn(
-                f"{where}: Gradients do not exist for variables {missing} when minimizing the loss; "
-                "they are left unchanged.",
+                f"{self.name}.apply_gradients: Gradients do not exist for variables "
+                f"{[v.name for v in skipped]} when minimizing the loss; they are left unchanged.",
                 stacklevel=2,
             )
-        grads = []
-        for i, g, v in present:
-            if is_abstract(g):
-                raise TypeError(
-                    f"{where}: the gradient for {checks.describe_pair(v, i)} is an abstract tensor of a "
-                    "trace; apply_gradients changes Variables and cannot run inside staged code. Use "
-                    "the functional update() there, or gradtape.train_step."
-                )
-            g = g.numpy() if isinstance(g, Tensor) else np.asarray(g)
-            value = v._value
-            if g.shape != value.shape or g.dtype != value.dtype or value.dtype.kind != "f":
-                # The checks name the variable (its description is made only for them).
-                who = checks.describe_pair(v, i)
-                checks.check_float_parameter(where, who, v)
-                checks.check_gradient_fits(where, who, g, v)
-            grads.append(g)
+        iterations = self._iterations
         if self.check_finite:
-            bad = checks.first_non_finite(grads)
+            bad = checks.first_non_finite([g for _, g, _ in updates])
             if bad is not None:
-                i, _, v = present[bad]
-                raise checks.non_finite_error(where, checks.describe_pair(v, i), grads[bad], self._iterations)
-        lr = self.learning_rate_at(self._iterations)
-        for (_, _, v), g in zip(present, grads):
-            entry = self._slot_entry(v)
-            new_p, new_slots = self._apply_leaf(g, v.numpy(), entry[1], lr, self._iterations)
-            v._set(new_p)  # of v's shape and dtype: assign's checks would only repeat the ones above
-            entry[1].update(new_slots)
-        self._iterations += 1
+                i, g, v = updates[bad]
+                where = f"{self.name}.apply_gradients"
+                raise checks.non_finite_error(where, checks.describe_pair(v, i), g, iterations)
+        lr = self.learning_rate
+        if callable(lr):
+            lr = lr(iterations)
+        if type(lr) is not float:  # e.g. a schedule's Tensor or NumPy scalar
+            lr = scalar_for(lr)
+        step = iterations + 1.0
+        has_slots = bool(self._slot_names())
+        decay = self.weight_decay
+        for _, g, v in updates:
+            slots = self._private_slots(v) if has_slots else {}
+            p = v._value
+            if not p.ndim:  # NumPy makes scalars of 0-d results, which the in-place rules cannot write into
+                p, new_slots = self._apply_leaf(g, p, slots, lr, iterations)
+                v._set(p)
+                slots.update(new_slots)
+                continue
+            if decay is not None:  # p - p * weight_decay * lr, in _apply_leaf's order
+                decayed = p * decay
+                decayed *= lr
+                p = np.subtract(p, decayed, out=decayed)
+            v._adopt(self._update_arrays(g, p, slots, lr, step))
+        self._iterations = iterations + 1
         return self._iterations
 
+    def _private_slots(self, variable) -> dict:
+        """The slots of `variable`, each an array that only this optimizer holds, for a rule to update
+        in place. An array put there from outside (train_step's results) is copied first: whoever
+        made it may hold it too."""
+        _, slots, made_here = self._slot_entry(variable)
+        for name, ref in made_here.items():
+            if slots[name] is not ref():
+                own = slots[name] = np.array(slots[name])
+                made_here[name] = weakref.ref(own)
+        return slots
+
     def _slot_entry(self, param):
-        """`(weakref to param, slots)` for `param` (a Variable or a NumPy array), made on first use.
+        """`(weakref to param, slots, weakrefs to the slot arrays made here)` for `param` (a Variable
+        or a NumPy array), made on first use (see _private_slots).
 
         Held by weak reference, so the slots of a parameter go when it does.
         """
@@ -206,7 +221,8 @@ class Optimizer:
         entry = self._slots.get(key)
         if entry is None or entry[0]() is not param:
             ref = weakref.ref(param, functools.partial(_forget, self._slots, key))
-            entry = (ref, {name: np.zeros(param.shape, param.dtype) for name in self._slot_names()})
+            slots = {name: np.zeros(param.shape, param.dtype) for name in self._slot_names()}
+            entry = (ref, slots, {name: weakref.ref(s) for name, s in slots.items()})
             self._slots[key] = entry
         return entry
 
@@ -355,19 +371,3 @@ def _forget(slots: dict, key: int, ref) -> None:
 
 def _is_real(x) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def _as_pairs(grads_and_vars, where) -> list:
-    pairs = []
-    for k, item in enumerate(grads_and_vars):
-        try:
-            g, v = item
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"{where}: expected (gradient, variable) pairs, e.g. zip(grads, variables); "
-                f"item {k} is {type(item).__name__}"
-            ) from None
-        pairs.append((g, v))
-    if not pairs:
-        raise ValueError(f"{where}: got no (gradient, variable) pairs")
-    return pairs

@@ -39,6 +39,62 @@ def describe_path(path: str, index: int, leaf=None) -> str:
     return f"parameter params{path}{name} (leaf {index})"
 
 
+def gradient_arrays(name: str, grads_and_vars) -> tuple[list, list]:
+    """The pairs given to `{name}.apply_gradients`, checked: `(updates, skipped)`.
+
+    `updates` holds `(index, gradient as an ndarray, Variable)` for the pairs
+    with a gradient, `skipped` the Variables whose gradient is None. One pass,
+    and no message is made unless one is raised: this runs on every eager step.
+
+    Raises:
+      TypeError/ValueError: as `Optimizer.apply_gradients` says, naming the
+        pair (a variable's name and its index).
+    """
+    updates, skipped = [], []
+    i = -1
+    for item in grads_and_vars:
+        i += 1  # a counter of its own: enumerate would cost a tenth of a microsecond more
+        try:
+            g, v = item
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name}.apply_gradients: expected (gradient, variable) pairs, e.g. zip(grads, variables); "
+                f"item {i} is {type(item).__name__}"
+            ) from None
+        if not isinstance(v, Variable):
+            raise TypeError(
+                f"{name}.apply_gradients: pair {i} holds a {type(v).__name__} where a gradtape.Variable "
+                "belongs; apply_gradients updates Variables in place. Wrap the parameter in "
+                "gradtape.Variable, or use update() / gradtape.train_step for NumPy arrays."
+            )
+        if g is None:
+            skipped.append(v)
+            continue
+        if isinstance(g, Tensor):
+            if g._sym is not None:  # g.is_abstract, without a property call
+                raise TypeError(
+                    f"{name}.apply_gradients: the gradient for {describe_pair(v, i)} is an abstract "
+                    "tensor of a trace; apply_gradients changes Variables and cannot run inside staged code. "
+                    "Use the functional update() there, or gradtape.train_step."
+                )
+            g = g._value
+        elif type(g) is not np.ndarray:
+            g = np.asarray(g)
+        value = v._value
+        # Equal dtypes are usually one object; when not, or when anything else looks off, the checks
+        # below look again in full (and describe the pair only then).
+        if g.dtype is not value.dtype or g.shape != value.shape or value.dtype.kind != "f":
+            who = describe_pair(v, i)
+            check_float_parameter(f"{name}.apply_gradients", who, v)
+            check_gradient_fits(f"{name}.apply_gradients", who, g, v)
+        updates.append((i, g, v))
+    if i < 0:
+        raise ValueError(f"{name}.apply_gradients: got no (gradient, variable) pairs")
+    if not updates:
+        raise ValueError(f"{name}.apply_gradients: No gradients provided for any variable: {[v.name for v in skipped]}")
+    return updates, skipped
+
+
 def check_float_parameter(where: str, who: str, p) -> None:
     """An optimizer updates float parameters only."""
     dtype = np.dtype(p.dtype)

@@ -1,6 +1,8 @@
 """RMSprop, as Keras defines it."""
 from __future__ import annotations
 
+import numpy as np
+
 from ._generic import sqrt
 from .base import Optimizer
 
@@ -73,3 +75,31 @@ class RMSprop(Optimizer):
             new_slots["momentum"] = m
             return p - m, new_slots
         return p - increment, new_slots
+
+    def _update_arrays(self, g, p, slots, lr, step):
+        """_update_leaf's arithmetic in its order, in place (see Optimizer._update_arrays)."""
+        rho = self.rho
+        v = slots["velocity"]
+        t = g * g  # a fresh temporary
+        t *= 1.0 - rho
+        v *= rho
+        v += t
+        if self.centered:
+            a = slots["average_gradient"]
+            np.multiply(g, 1.0 - rho, out=t)
+            a *= rho
+            a += t
+            np.multiply(a, a, out=t)
+            np.subtract(v, t, out=t)
+            t += self.epsilon
+        else:
+            np.add(v, self.epsilon, out=t)
+        root = np.sqrt(t, out=t)
+        increment = g * lr  # fresh: the result
+        increment /= root
+        if self.momentum > 0.0:
+            m = slots["momentum"]
+            m *= self.momentum
+            m += increment
+            return np.subtract(p, m, out=increment)
+        return np.subtract(p, increment, out=increment)

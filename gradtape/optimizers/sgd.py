@@ -1,6 +1,8 @@
 """SGD with optional (Nesterov) momentum, as Keras defines it."""
 from __future__ import annotations
 
+import numpy as np
+
 from .base import Optimizer
 
 
@@ -51,3 +53,17 @@ class SGD(Optimizer):
         if self.nesterov:
             return p + (m * self.momentum - g * lr), {"momentum": m}
         return p + m, {"momentum": m}
+
+    def _update_arrays(self, g, p, slots, lr, step):
+        """_update_leaf's arithmetic in its order, in place (see Optimizer._update_arrays)."""
+        scaled = g * lr  # a fresh array: the temporary, then the result
+        if self.momentum == 0.0:
+            return np.subtract(p, scaled, out=scaled)
+        m = slots["momentum"]
+        m *= self.momentum
+        m -= scaled
+        if self.nesterov:
+            ahead = m * self.momentum
+            ahead -= scaled
+            return np.add(p, ahead, out=ahead)
+        return p + m

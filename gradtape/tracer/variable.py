@@ -63,8 +63,18 @@ class Variable(Tensor):
         return value
 
     def _set(self, value):
-        new = np.array(value, dtype=self._value.dtype)  # never mutate a recorded value
-        new.flags.writeable = False
+        """Replace the value by a copy of `value` (of this shape; cast to this dtype)."""
+        # A copy: the old array is never written either, since tapes and pending values hold it.
+        return self._adopt(np.array(value, dtype=self._value.dtype))
+
+    def _adopt(self, new: np.ndarray):
+        """Make `new` the value without copying it.
+
+        Only for a fresh array of this variable's shape and dtype that nothing
+        else holds (e.g. an optimizer's result): it is made read-only, since
+        from now on tapes may record it.
+        """
+        new.setflags(False)  # write=False, given by position: NumPy parses keywords slowly (0.2 us)
         self._value = new
         self._version += 1
         return self
@@ -75,11 +85,16 @@ class Variable(Tensor):
 
     def assign_add(self, delta):
         """Add `delta` to the value in place of the variable. Returns the variable."""
-        return self._set(self._value + self._check(delta, "assign_add"))
+        return self._adopt(self._combined(np.add, delta, "assign_add"))
 
     def assign_sub(self, delta):
         """Subtract `delta` from the value. Returns the variable."""
-        return self._set(self._value - self._check(delta, "assign_sub"))
+        return self._adopt(self._combined(np.subtract, delta, "assign_sub"))
+
+    def _combined(self, ufunc, delta, what) -> np.ndarray:
+        """`ufunc(value, delta)` in a new array of this variable's dtype (computed in the promoted
+        dtype and cast back, as a copy of the result would be, without that copy)."""
+        return ufunc(self._value, self._check(delta, what), out=np.empty_like(self._value))
 
     def value(self) -> Tensor:
         """A Tensor holding the current value; later assigns do not change it.
