@@ -26,7 +26,8 @@ def dtype_of(x):
 
 def convert(x, dtype):
     """x as the given dtype: Tensors through a differentiable cast, others as NumPy values."""
-    dtype = np.dtype(dtype)
+    if not isinstance(dtype, np.dtype):  # np.dtype(a dtype) costs as much as the rest
+        dtype = np.dtype(dtype)
     if isinstance(x, Tensor):
         return x if x.dtype == dtype else bind(cast_p, x, dtype=dtype)
     if isinstance(x, _PY_SCALARS):
@@ -35,38 +36,82 @@ def convert(x, dtype):
     return value if value.dtype == dtype else value.astype(dtype)
 
 
-def _fast_dtype(args):
-    """The result dtype when it is obvious (tensors and arrays of one float dtype,
-    plus Python scalars, which are weak); None when NumPy's rules must decide."""
+def _fast_promote(args):
+    """`args` converted to their result dtype when it is obvious, else None (NumPy's rules
+    must decide). Obvious: tensors and arrays of one float dtype, which pass unchanged, and
+    Python floats and ints, which are weak and take that dtype. This gives what
+    `convert(a, dtype) for a in args` would, in one pass without its checks.
+    """
     dtype = None
+    weak = False
     for a in args:
-        if isinstance(a, Tensor) or type(a) is np.ndarray:  # arrays are not weak: as tensors
+        cls = a.__class__
+        if cls is float or cls is int:  # exact types: bool (an int) promotes differently
+            weak = True
+        elif cls is np.ndarray or isinstance(a, Tensor):  # arrays are not weak: as tensors
             d = a.dtype
             if dtype is None:
                 dtype = d
-            elif d != dtype:
+            elif d is not dtype and d != dtype:
                 return None
-        elif type(a) is not float and type(a) is not int:
+        else:
             return None
-    return dtype if dtype is not None and dtype.kind == "f" else None
+    if dtype is None or dtype.kind != "f":
+        return None
+    if not weak:
+        return args
+    to = dtype.type
+    return [to(a) if a.__class__ is float or a.__class__ is int else a for a in args]
 
 
-def promote(*args) -> list:
-    """Convert all arguments to their common NumPy result dtype."""
-    dtype = _fast_dtype(args)
-    if dtype is None:
-        dtype = np.result_type(*[dtype_of(a) for a in args])
+def _promote_by_numpy(args, float_result: bool) -> list:
+    dtype = np.result_type(*[dtype_of(a) for a in args])
+    if float_result and dtype.kind not in "f":
+        dtype = np.dtype(np.float64)
     return [convert(a, dtype) for a in args]
 
 
-def promote_float(*args) -> list:
+def promote(*args):
+    """Convert all arguments to their common NumPy result dtype (a list or tuple)."""
+    fast = _fast_promote(args)
+    return fast if fast is not None else _promote_by_numpy(args, False)
+
+
+def promote_float(*args):
     """Like promote, but integers and bools become float64 (as np.exp(int) does)."""
-    dtype = _fast_dtype(args)
-    if dtype is None:
-        dtype = np.result_type(*[dtype_of(a) for a in args])
-        if dtype.kind not in "f":
-            dtype = np.dtype(np.float64)
-    return [convert(a, dtype) for a in args]
+    fast = _fast_promote(args)
+    return fast if fast is not None else _promote_by_numpy(args, True)
+
+
+def promote_pair(x, y, float_result: bool = False):
+    """promote(x, y), or promote_float(x, y) if float_result.
+
+    Every binary op of a training loop comes here, so `_fast_promote`'s common
+    cases are written out for two operands (half the cost of its loop).
+    """
+    cx, cy = x.__class__, y.__class__
+    if cx is np.ndarray or isinstance(x, Tensor):
+        d = x.dtype
+        if d.kind == "f":
+            if cy is np.ndarray or isinstance(y, Tensor):
+                dy = y.dtype
+                if dy is d or dy == d:
+                    return x, y
+            elif cy is float or cy is int:
+                return x, d.type(y)
+    elif (cx is float or cx is int) and (cy is np.ndarray or isinstance(y, Tensor)):
+        d = y.dtype
+        if d.kind == "f":
+            return d.type(x), y
+    return _promote_by_numpy((x, y), float_result)
+
+
+def float_operand(x):
+    """promote_float(x)[0]: x itself when it is a float tensor or array (the common case,
+    checked first because every unary op of a training loop comes here)."""
+    if (x.__class__ is np.ndarray or isinstance(x, Tensor)) and x.dtype.kind == "f":
+        return x
+    return promote_float(x)[0]
 
 
 def as_tensor(x, dtype=None) -> Tensor:
@@ -77,7 +122,9 @@ def as_tensor(x, dtype=None) -> Tensor:
 
 
 def shape_of(x) -> tuple:
-    return x.shape if isinstance(x, Tensor) else np.shape(x)
+    if isinstance(x, Tensor) or x.__class__ is np.ndarray:  # np.shape would dispatch first
+        return x.shape
+    return np.shape(x)
 
 
 def normalize_axis(name: str, axis, ndim: int, sort: bool = True) -> tuple:
@@ -85,6 +132,8 @@ def normalize_axis(name: str, axis, ndim: int, sort: bool = True) -> tuple:
     sorted unless `sort=False` (where the order means something, as in norm)."""
     if axis is None:
         return tuple(range(ndim))
+    if axis.__class__ is int and -ndim <= axis < ndim:  # the common case, one valid axis
+        return (axis % ndim,)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out = []
     for a in axes:

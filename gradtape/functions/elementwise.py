@@ -9,14 +9,15 @@ from ..ir.ops import elementwise as ew
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
-from ._promote import as_tensor, convert, promote, promote_float
+from ._promote import as_tensor, convert, float_operand, promote_pair
+
+_BOOL = np.dtype(np.bool_)  # made once: convert takes a dtype as it is
 
 
 def _unary_float(op, *numpy_functions):
     @implements(*numpy_functions)
     def fn(x):
-        (x,) = promote_float(x)
-        return bind(op, x)
+        return bind(op, float_operand(x))
 
     fn.__name__ = op.name
     fn.__doc__ = f"Elementwise {op.name}, as numpy.{numpy_functions[0].__name__}; ints become float64."
@@ -65,7 +66,7 @@ def positive(x):
 def _binary(op, *numpy_functions, float_result=False):
     @implements(*numpy_functions)
     def fn(x, y):
-        x, y = promote_float(x, y) if float_result else promote(x, y)
+        x, y = promote_pair(x, y, float_result)
         return bind(op, x, y)
 
     fn.__name__ = numpy_functions[0].__name__
@@ -92,7 +93,7 @@ greater_equal = _binary(ew.ge_p, np.greater_equal)
 def _logical(op, np_fn):
     @implements(np_fn)
     def fn(x, y):
-        return bind(op, convert(x, np.bool_), convert(y, np.bool_))
+        return bind(op, convert(x, _BOOL), convert(y, _BOOL))
 
     fn.__name__ = np_fn.__name__
     fn.__doc__ = f"Elementwise {fn.__name__}; operands are converted to bool."
@@ -107,7 +108,7 @@ logical_xor = _logical(ew.logical_xor_p, np.logical_xor)
 @implements(np.logical_not)
 def logical_not(x):
     """Elementwise logical not; the operand is converted to bool."""
-    return bind(ew.logical_not_p, convert(x, np.bool_))
+    return bind(ew.logical_not_p, convert(x, _BOOL))
 
 
 @implements(np.square)
@@ -133,8 +134,8 @@ def where(condition, x, y):
 
         >>> gradtape.where(x > 0, gradtape.log(x), 0.0)
     """
-    x, y = promote(x, y)
-    return bind(ew.where_p, convert(condition, np.bool_), x, y)
+    x, y = promote_pair(x, y)
+    return bind(ew.where_p, convert(condition, _BOOL), x, y)
 
 
 def cast(x, dtype):

@@ -21,7 +21,7 @@ from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import reductions
-from ._promote import convert, normalize_axis, promote, promote_float, shape_of
+from ._promote import convert, float_operand, normalize_axis, promote, promote_pair, shape_of
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
 
 __all__ = [
@@ -59,8 +59,8 @@ def _dtype(x):
 
 def _operands(name, *xs):
     """Promote to one dtype; contractions take numbers, not bools."""
-    xs = promote(*xs)
-    dtype = _dtype(xs[0])
+    xs = promote_pair(*xs) if len(xs) == 2 else promote(*xs)  # a pair: the common case, faster
+    dtype = xs[0].dtype  # promote made them all NumPy values or Tensors
     if dtype.kind not in "fiu":
         raise TypeError(
             f"{name}: operands must be integer or floating point, got dtype {dtype}; "
@@ -125,7 +125,7 @@ def matmul(a, b):
         (2, 4)
     """
     a, b = _operands("matmul", a, b)
-    shape_a, shape_b, spec = _matmul_plan(tuple(shape_of(a)), tuple(shape_of(b)))
+    shape_a, shape_b, spec = _matmul_plan(a.shape, b.shape)  # promote made them arrays or Tensors
     if shape_a is not None:
         a = bind(reshape_p, a, shape=shape_a)
     if shape_b is not None:
@@ -657,7 +657,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         >>> gradtape.norm(gradtape.constant([3.0, 4.0])).numpy()
         array(5.)
     """
-    (x,) = promote_float(x)
+    x = float_operand(x)
     ndim = len(shape_of(x))
     if axis is None:
         if ord is None:

@@ -18,14 +18,13 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions
-from ._promote import as_tensor, normalize_axis, promote, promote_float
+from ._promote import as_tensor, float_operand, normalize_axis, promote
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "softplus", "clip"]
 
 
 def _float_tensor(x):
-    (x,) = promote_float(as_tensor(x))
-    return x
+    return float_operand(as_tensor(x))
 
 
 def _shift(x, axes):

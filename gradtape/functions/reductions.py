@@ -14,7 +14,7 @@ import builtins
 
 import numpy as np
 
-from ..ir.ops import layout, reduce as red
+from ..ir.ops import elementwise as ew_ops, layout, reduce as red
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -46,30 +46,39 @@ def _no_out(name, out):
         )
 
 
-def _accumulator_dtype(dtype, requested):
-    """NumPy's dtype for sum/prod: bools and narrow integers widen to 64 bits."""
+def _accumulated(x, requested) -> Tensor:
+    """x as a Tensor of NumPy's dtype for sum/prod: `requested`, else x's own, with bools
+    and narrow integers widened to 64 bits."""
+    x = as_tensor(x)
     if requested is not None:
-        return np.dtype(requested)
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < 8):
-        return np.dtype(np.int64)
-    if dtype.kind == "u" and dtype.itemsize < 8:
-        return np.dtype(np.uint64)
-    return dtype
+        return convert(x, requested)
+    dtype = x.dtype
+    if dtype.itemsize < 8 and dtype.kind in "biu":
+        return convert(x, np.dtype(np.uint64 if dtype.kind == "u" else np.int64))
+    return x
 
 
-def _float_dtype(dtype, requested):
-    """NumPy's dtype for mean/var/std: integers and bools become float64."""
+def _floating(x, requested) -> Tensor:
+    """x as a Tensor of NumPy's dtype for mean/var/std: `requested`, else x's own, with
+    integers and bools becoming float64."""
+    x = as_tensor(x)
     if requested is not None:
-        return np.dtype(requested)
-    dtype = np.dtype(dtype)
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+        return convert(x, requested)
+    return x if x.dtype.kind == "f" else convert(x, np.dtype(np.float64))
 
 
-def _keep(out, shape, axes, keepdims):
-    if not keepdims:
-        return out
-    return _reshape(out, red.kept_shape(shape, axes))
+def _divide(total, n: int):
+    """total / n as ew.divide(total, float(n)) computes it; a float total (the common case:
+    every mean of a training loss) is divided by n as a scalar of its dtype at once."""
+    dtype = total.dtype
+    if dtype.kind == "f":
+        return bind(ew_ops.div_p, total, dtype.type(float(n)))
+    return ew.divide(total, float(n))
+
+
+def _kept(out, x, axes):
+    """out, a reduction of x over axes, with those axes kept as length 1 (keepdims)."""
+    return _reshape(out, red.kept_shape(x.shape, axes))
 
 
 def _reshape(x, shape):
@@ -85,9 +94,13 @@ def _count(shape, axes) -> int:
 
 
 def _reduce(op, name, x, axis, keepdims):
-    axes = normalize_axis(name, axis, x.ndim)
+    return _reduce_axes(op, x, normalize_axis(name, axis, len(x.shape)), keepdims)
+
+
+def _reduce_axes(op, x, axes: tuple, keepdims):
+    """op over `axes`, already normalized (sorted, non-negative)."""
     out = bind(op, x, axes=axes) if axes else x
-    return _keep(out, x.shape, axes, keepdims)
+    return _kept(out, x, axes) if keepdims else out
 
 
 # --- sum, prod ------------------------------------------------------------------------
@@ -115,9 +128,7 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False):
         Tensor([4., 6.], dtype=float64)
     """
     _no_out("sum", out)
-    x = as_tensor(x)
-    x = convert(x, _accumulator_dtype(x.dtype, dtype))
-    return _reduce(red.reduce_sum_p, "sum", x, axis, keepdims)
+    return _reduce(red.reduce_sum_p, "sum", _accumulated(x, dtype), axis, keepdims)
 
 
 @implements(np.prod)
@@ -142,9 +153,7 @@ def prod(x, axis=None, dtype=None, out=None, keepdims=False):
         Tensor(0., dtype=float64)
     """
     _no_out("prod", out)
-    x = as_tensor(x)
-    x = convert(x, _accumulator_dtype(x.dtype, dtype))
-    return _reduce(red.reduce_prod_p, "prod", x, axis, keepdims)
+    return _reduce(red.reduce_prod_p, "prod", _accumulated(x, dtype), axis, keepdims)
 
 
 # --- mean, var, std -------------------------------------------------------------------
@@ -169,11 +178,10 @@ def mean(x, axis=None, dtype=None, out=None, keepdims=False):
                 [4. ]], dtype=float64)
     """
     _no_out("mean", out)
-    x = as_tensor(x)
-    x = convert(x, _float_dtype(x.dtype, dtype))
-    axes = normalize_axis("mean", axis, x.ndim)
-    total = _reduce(red.reduce_sum_p, "mean", x, axes, keepdims)
-    return ew.divide(total, float(_count(x.shape, axes)))
+    x = _floating(x, dtype)
+    shape = x.shape
+    axes = normalize_axis("mean", axis, len(shape))
+    return _divide(_reduce_axes(red.reduce_sum_p, x, axes, keepdims), _count(shape, axes))
 
 
 def _var(name, x, axis, dtype, ddof, keepdims, correction):
@@ -181,13 +189,12 @@ def _var(name, x, axis, dtype, ddof, keepdims, correction):
         if ddof != 0:
             raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
         ddof = correction
-    x = as_tensor(x)
-    x = convert(x, _float_dtype(x.dtype, dtype))
+    x = _floating(x, dtype)
     axes = normalize_axis(name, axis, x.ndim)
     centered = ew.subtract(x, mean(x, axes, keepdims=True))
-    squares = _reduce(red.reduce_sum_p, name, ew.multiply(centered, centered), axes, keepdims)
+    squares = _reduce_axes(red.reduce_sum_p, ew.multiply(centered, centered), axes, keepdims)
     # As NumPy: n - ddof <= 0 divides by 0 (inf or nan), it does not raise.
-    return ew.divide(squares, float(builtins.max(_count(x.shape, axes) - ddof, 0)))
+    return _divide(squares, builtins.max(_count(x.shape, axes) - ddof, 0))
 
 
 @implements(np.var)
@@ -309,7 +316,7 @@ def _arg(op, name, x, axis, out, keepdims):
         return _reshape(index, (1,) * x.ndim) if keepdims else index
     (axis,) = normalize_axis(name, int(axis), x.ndim)
     index = bind(op, x, axis=axis)
-    return _keep(index, x.shape, (axis,), keepdims)
+    return _kept(index, x, (axis,)) if keepdims else index
 
 
 @implements(np.argmax)

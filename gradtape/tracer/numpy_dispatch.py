@@ -36,6 +36,11 @@ def _unsupported(name: str):
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if not kwargs and method == "__call__":
+        # `y * t` and `np.exp(t)` come here on every step of a training loop.
+        fn = _functions.get(ufunc)
+        if fn is not None:
+            return fn(*inputs)
     if kwargs.get("out") is not None:
         raise TypeError(
             f"numpy.{ufunc.__name__}: the out= argument is not supported with gradtape "
