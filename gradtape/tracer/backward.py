@@ -26,7 +26,7 @@ from .. import ir
 from ..ir.inline import substitute_inputs
 from . import backward_cache, tape_stack
 from .backward_plan import BackwardPlan, gather_gradients, seed_array
-from .deferred import is_pending
+from .deferred import PendingTensor
 from .dispatch import bind
 from .recording import Recording
 from .tensor import Tensor
@@ -177,7 +177,12 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     # Deferred forward values (deferred.py) that were never computed: the plan
     # computes them itself, fused with the backward. A target already read
     # has had every value it depends on computed, so the plan reads them.
-    recompute = rec.deferred and any(is_pending(t) for t in targets)
+    recompute = False
+    if rec.deferred:
+        for t in targets:
+            if t.__class__ is PendingTensor and t._forced is None:  # (is_pending, inlined)
+                recompute = True
+                break
     if recompute:
         key += ("recompute",)
     unit_seeds = unit_seeds and batch is None

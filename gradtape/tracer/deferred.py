@@ -60,7 +60,9 @@ class PendingTensor(Tensor):
     it and every pending value it depends on, once.
     """
 
-    __slots__ = ("_type", "_op", "_args", "_params", "_forced")
+    # shape and dtype are plain attributes here, not Tensor's properties:
+    # front ends read them on every op.
+    __slots__ = ("shape", "dtype", "_op", "_args", "_params", "_forced")
 
     def __init__(self, op, args, params, type):
         self._sym = None
@@ -70,7 +72,8 @@ class PendingTensor(Tensor):
         self._args = args
         self._params = params
         self._forced = None
-        self._type = type  # from the op's shape rule
+        self.shape = type.shape  # from the op's shape rule
+        self.dtype = type.dtype
 
     @property
     def _value(self):
@@ -78,14 +81,6 @@ class PendingTensor(Tensor):
         if value is None:
             value = _force(self)
         return value
-
-    @property
-    def shape(self) -> tuple:
-        return self._type.shape
-
-    @property
-    def dtype(self):
-        return self._type.dtype
 
 
 def _force(root: PendingTensor):

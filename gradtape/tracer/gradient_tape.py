@@ -252,7 +252,8 @@ class GradientTape:
         unit_seeds = output_gradients is None
         backward = backward_for(rec, flat_targets, flat_sources, unit_seeds=unit_seeds)
         grads = backward.run(seeds)
-        grads = [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources)]
+        if unconnected is UnconnectedGradients.ZERO:
+            grads = [_zeros_if_none(g, s) for g, s in zip(grads, flat_sources)]
         return tree.unflatten(sources, grads)
 
     def jacobian(
@@ -401,6 +402,8 @@ class _StopRecording:
 
 
 def _unconnected_mode(value) -> UnconnectedGradients:
+    if value is UnconnectedGradients.NONE:  # the default
+        return value
     mode = _MODES.get(value) if isinstance(value, (str, UnconnectedGradients)) else None
     if mode is not None:  # the common spellings, without an Enum lookup
         return mode
@@ -449,9 +452,6 @@ def _seeds(flat_targets, output_gradients) -> list:
     return seeds
 
 
-def _finish(grad, source, unconnected):
-    if grad is not None:
-        return grad
-    if unconnected is UnconnectedGradients.ZERO:  # TF: zeros_like(source), any dtype
-        return Tensor(np.zeros(source.shape, source.dtype))
-    return None
+def _zeros_if_none(grad, source):
+    """UnconnectedGradients.ZERO: as TF, zeros_like(source) (any dtype) for an unconnected source."""
+    return Tensor(np.zeros(source.shape, source.dtype)) if grad is None else grad

@@ -135,7 +135,7 @@ class Recording:
 
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
-        "versions", "keepalive", "snapshots", "literals", "uncacheable", "deferred",
+        "versions", "snapshots", "literals", "uncacheable", "deferred",
         "_vars", "_eqns",
     )
 
@@ -145,7 +145,8 @@ class Recording:
         # signature id, op, params) for an op's result (the signature memo's entry)
         self.info = []
         # per position: the value it stands for: a Tensor (a PendingTensor for a
-        # deferred op), or the array itself for an array operand
+        # deferred op), or the array itself for an array operand. It keeps every
+        # tensor whose id() keys var_of, const_of or sources alive.
         self.values = []
         self.var_of = {}  # id(tensor) -> position, for watched tensors and results of recorded ops
         # id(tensor) -> position, for unwatched inputs of recorded ops. Kept apart
@@ -156,7 +157,6 @@ class Recording:
         self.sources = {}  # id(tensor) -> [position, ...] (a variable re-read after assign gets a new one)
         self.variables = []  # watched Variables, in the order they were watched
         self.versions = {}  # id(variable) -> its version when its current position was made
-        self.keepalive = []  # tensors whose id() keys var_of, const_of or sources
         self.snapshots = {}  # position of a variable read -> the array that read saw
         self.literals = {}  # structure key of a scalar operand -> its Literal
         # Why the structure cannot key a cache (a custom_gradient's grad_fn
@@ -165,13 +165,14 @@ class Recording:
         # Whether some recorded values are PendingTensors (deferred.py): the
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
-        self._vars = []
-        self._eqns = []
+        self._vars = self._eqns = None  # made on first use
 
     # --- the IR, made when a backward is built ------------------------------------
     @property
     def vars(self) -> list:
         """A RecordedVar per position."""
+        if self._vars is None:
+            self._vars = []
         vars_, info = self._vars, self.info
         for p in range(len(vars_), len(info)):
             vars_.append(RecordedVar(info[p][0], p, info[p][1]))
@@ -180,6 +181,8 @@ class Recording:
     @property
     def eqns(self) -> list:
         """The recorded equations, in execution order."""
+        if self._eqns is None:
+            self._eqns = []
         vars_, eqns = self.vars, self._eqns
         done = eqns[-1].outvars[0].index + 1 if eqns else 0
         for p in range(done, len(vars_)):
@@ -230,7 +233,6 @@ class Recording:
             self.versions[key] = tensor._version
             if not any(w is tensor for w in self.variables):
                 self.variables.append(tensor)
-        self.keepalive.append(tensor)
 
     def is_tracked(self, tensor: Tensor) -> bool:
         key = id(tensor)
@@ -258,7 +260,6 @@ class Recording:
         if p is None or (isinstance(a, Variable) and self.snapshots[p] is not a._value):
             p = self._leaf(a, VARIABLE if isinstance(a, Variable) else CONSTANT)
             self.const_of[key] = p
-            self.keepalive.append(a)
         return p
 
     def record(self, op, args, params, result: Tensor | None = None, watch_reads: bool = True):
