@@ -29,6 +29,20 @@ def per_call(fn, repeats: int = 7, min_time: float = 0.2) -> float:
     return samples[len(samples) // 2]
 
 
+def interleaved_best(fns: dict, rounds: int = 30, calls: int = 10, clock=time.perf_counter) -> dict:
+    """Seconds per call of each function: the best of `rounds` rounds that run them in turn,
+    so that all of them meet the same quiet moments (a shared machine drifts in seconds).
+    `clock=time.thread_time` leaves out the time other processes held the core."""
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = clock()
+            for _ in range(calls):
+                fn()
+            best[name] = min(best[name], (clock() - t0) / calls)
+    return best
+
+
 def fmt(seconds: float) -> str:
     if seconds < 1e-6:
         return f"{seconds * 1e9:.0f} ns"

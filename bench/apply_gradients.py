@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import gradtape as gt  # noqa: E402
 from _quiet import wait_quiet  # noqa: E402
-from _timing import fmt  # noqa: E402
+from _timing import fmt, interleaved_best  # noqa: E402
 
 O = gt.optimizers
 LR = 0.01
@@ -111,18 +111,6 @@ CASES = [  # (label, gradtape optimizer, the NumPy update for a parameter array)
 ]
 
 
-def best_interleaved(fns: dict, rounds: int, calls: int = 20) -> dict:
-    """Thread CPU seconds per call of each function: the best of `rounds` rounds that run them in turn."""
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            t0 = time.thread_time()
-            for _ in range(calls):
-                fn()
-            best[name] = min(best[name], (time.thread_time() - t0) / calls)
-    return best
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=50, help="elements of the variable (float64)")
@@ -149,8 +137,8 @@ def main(argv=None):
             update(g_array)
         same = np.allclose(w.numpy(), mine, rtol=1e-12, atol=1e-15)
         tensors, plain = itertools.cycle(g for g, _ in grads), itertools.cycle(a for _, a in grads)
-        t = best_interleaved({"gradtape": lambda: opt.apply_gradients([(next(tensors), w)]),
-                              "numpy": lambda: update(next(plain))}, args.rounds)
+        t = interleaved_best({"gradtape": lambda: opt.apply_gradients([(next(tensors), w)]),
+                              "numpy": lambda: update(next(plain))}, args.rounds, calls=20, clock=time.thread_time)
         print(f"{label:22s} {fmt(t['gradtape']):>10s} {fmt(t['numpy']):>10s} "
               f"{t['gradtape'] / t['numpy']:6.2f}x  {'ok' if same else 'MISMATCH'}")
 

@@ -35,7 +35,7 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import gradtape as gt  # noqa: E402
 import workloads as W  # noqa: E402
 from _quiet import wait_quiet  # noqa: E402
-from _timing import fmt, per_call  # noqa: E402
+from _timing import fmt, interleaved_best, per_call  # noqa: E402
 
 STEPS, LR = 100, 0.1
 TARGETS = {"compiled": 2.0, "eager": 1.0}
@@ -99,19 +99,6 @@ def w4_compiled(X, y, return_loss=False):
 
 IMPLEMENTATIONS = {"eager": w4_eager, "tape+staged": w4_tape_staged_loss, "staged": w4_staged,
                    "compiled": w4_compiled, "compiled+loss": lambda X, y: w4_compiled(X, y, return_loss=True)}
-
-
-def interleaved_best(fns: dict, rounds: int = 30, calls: int = 10) -> dict:
-    """Seconds per call of each function: the best of `rounds` rounds that run them in turn,
-    so that the parts of one step meet the same machine (a shared one drifts in seconds)."""
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            best[name] = min(best[name], (time.perf_counter() - t0) / calls)
-    return best
 
 
 def eager_breakdown(X, y):

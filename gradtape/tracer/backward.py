@@ -168,7 +168,7 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     the seeds of ones into its function, and its `run` ignores the seeds.
     """
     question = Question(rec, targets, sources)
-    if tape_stack.active():
+    if tape_stack.local.tapes:
         backward_cache.count("replayed")
         return Backward(rec, question, batch)
     key = question.key

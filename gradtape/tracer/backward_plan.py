@@ -126,8 +126,8 @@ class BoundBackward:
     def _gather(self):
         value = self.rec.value
         plan = self.plan
-        leaves = [value(r) if type(r) is int else r for r in plan.leaf_refs]
-        known = [value(r) if type(r) is int else r for r in plan.known_refs] if plan.known_refs else []
+        leaves = [value(r) if r.__class__ is int else r for r in plan.leaf_refs]
+        known = [value(r) if r.__class__ is int else r for r in plan.known_refs] if plan.known_refs else []
         return leaves, known
 
     def run(self, seeds) -> list:
