@@ -15,7 +15,8 @@ three ways with gradtape, timed against hand-written NumPy in the same run.
   numpy     the baseline: the same loop by hand (bench/workloads.py's w4_numpy)
   jax       jax.jit of the gradient, when JAX is installed
 
-Ratios are NumPy's time over each one's (> 1: faster than NumPy). Targets
+Each run times every loop in turn, ROUNDS times, and keeps each one's best
+round. Ratios are NumPy's time over each one's (> 1: faster than NumPy). Targets
 (issue 6): compiled >= 2.0x, eager >= 1.0x. With --check the final weights
 of every implementation are compared with NumPy's first; --breakdown times
 the parts of one eager step (where its time goes).
@@ -35,9 +36,10 @@ sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import gradtape as gt  # noqa: E402
 import workloads as W  # noqa: E402
 from _quiet import wait_quiet  # noqa: E402
-from _timing import fmt, interleaved_best, per_call  # noqa: E402
+from _timing import fmt, interleaved_best  # noqa: E402
 
 STEPS, LR = 100, 0.1
+ROUNDS = 15  # interleaved timing rounds per run
 TARGETS = {"compiled": 2.0, "eager": 1.0}
 
 
@@ -174,7 +176,10 @@ def main(argv=None):
           "time per 100-step loop, and NumPy's time / its time")
     for run in range(args.runs):
         busy = wait_quiet()
-        times = {name: per_call(loop, repeats=5, min_time=0.5) for name, loop in loops.items()}
+        # Best of interleaved rounds: every loop meets the same quiet moments, so the
+        # baseline's drift (one NumPy loop took 11 to 20 ms in one session) does not
+        # become the ratio's.
+        times = interleaved_best(loops, rounds=ROUNDS, calls=1)
         cells = [f"numpy {fmt(times['numpy'])}"]
         for name in ratios:
             ratios[name].append(times["numpy"] / times[name])

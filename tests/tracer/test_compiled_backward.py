@@ -678,3 +678,41 @@ def test_cache_info_and_clear_cache():
     backward_cache.clear_cache()
     assert backward_cache.cache_info()["entries"] == 0
     assert counts() == (0, 0)
+
+
+def test_alternating_structures_each_get_their_own_plan():
+    # The cache compares the most recently used key first; alternating questions
+    # must not be served the other one's plan.
+    x = gt.constant(A)
+
+    def grad(f):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.sum(f(x))
+        return tape.gradient(y, x).numpy()
+
+    for _ in range(3):
+        np.testing.assert_allclose(grad(gt.sin), np.cos(A), rtol=1e-14)
+        np.testing.assert_allclose(grad(gt.exp), np.exp(A), rtol=1e-14)
+    assert counts() == (4, 2)
+
+
+def test_the_most_recent_plan_is_dropped_with_the_cache():
+    x = gt.constant(A)
+
+    def grad():
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.sum(x * x)
+        return tape.gradient(y, x).numpy()
+
+    grad()
+    previous = backward_cache.set_max_plans(0)
+    try:
+        np.testing.assert_allclose(grad(), 2 * A)
+        info = backward_cache.cache_info()
+        assert (info["hits"], info["misses"], info["uncached"], info["entries"]) == (0, 1, 1, 0)
+    finally:
+        backward_cache.set_max_plans(previous)
+    np.testing.assert_allclose(grad(), 2 * A)
+    assert counts() == (0, 2)  # built again: the cache forgot it, the shortcut too
