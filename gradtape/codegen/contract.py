@@ -246,11 +246,17 @@ def _gemm_step(ctx, dest, a, la, b, lb, lo, batch, free_a, free_b, summed, size)
         second, l2 = _copy(ctx, second, l2, order), order
         op2 = _matrix(second, l2, summed, cols2, size, k, nn)
     step = Gemm(c_view, c_letters, ldc, first, l1, op1, second, l2, op2, batch, size, mm, nn, k)
-    if permute_from is None:
+    return _permuted(ctx, step, dest, lo, permute_from, c_letters)
+
+
+def _permuted(ctx, step, dest, lo, scratch, scratch_letters):
+    """`step`, when it computes straight into `dest`; else `step` (into `scratch`, whose
+    axes are `scratch_letters`) followed by a copy into dest's order `lo`."""
+    if scratch is None:
         return step
     ctx.add(step)
-    strides = dict(zip(c_letters, permute_from.strides))
-    return Fill(dest, View(permute_from.buffer, dest.type, 0, [strides[c] for c in lo]))
+    strides = dict(zip(scratch_letters, scratch.strides))
+    return Fill(dest, View(scratch.buffer, dest.type, 0, [strides[c] for c in lo]))
 
 
 class Gemm(Step):
@@ -333,11 +339,7 @@ def _gemv_step(ctx, dest, a, la, b, lb, lo, batch, free_a, free_b, summed, size)
     # BLAS's M x N is the matrix as stored: rows x k, or k x rows when it is read transposed.
     shape = (n_rows, k) if op[0] == blas.NO_TRANS else (k, n_rows)
     step = Gemv(y_view, y_letters, inc_y, mat, lm, op, vec, lv, inc_x, batch, size, shape)
-    if permute_from is None:
-        return step
-    ctx.add(step)
-    strides = dict(zip(y_letters, permute_from.strides))
-    return Fill(dest, View(permute_from.buffer, dest.type, 0, [strides[c] for c in lo]))
+    return _permuted(ctx, step, dest, lo, permute_from, y_letters)
 
 
 class Gemv(Step):
