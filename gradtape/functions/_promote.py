@@ -73,6 +73,8 @@ def _promote_by_numpy(args, float_result: bool) -> list:
 
 def promote(*args):
     """Convert all arguments to their common NumPy result dtype (a list or tuple)."""
+    if len(args) == 2:
+        return promote_pair(args[0], args[1])
     fast = _fast_promote(args)
     return fast if fast is not None else _promote_by_numpy(args, False)
 

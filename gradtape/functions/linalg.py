@@ -21,7 +21,7 @@ from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import reductions
-from ._promote import convert, float_operand, normalize_axis, promote, promote_pair, shape_of
+from ._promote import convert, float_operand, normalize_axis, promote, shape_of
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
 
 __all__ = [
@@ -59,7 +59,7 @@ def _dtype(x):
 
 def _operands(name, *xs):
     """Promote to one dtype; contractions take numbers, not bools."""
-    xs = promote_pair(*xs) if len(xs) == 2 else promote(*xs)  # a pair: the common case, faster
+    xs = promote(*xs)
     dtype = xs[0].dtype  # promote made them all NumPy values or Tensors
     if dtype.kind not in "fiu":
         raise TypeError(

@@ -176,9 +176,7 @@ class Optimizer:
                 i, g, v = updates[bad]
                 where = f"{self.name}.apply_gradients"
                 raise checks.non_finite_error(where, checks.describe_pair(v, i), g, iterations)
-        lr = self.learning_rate
-        if callable(lr):
-            lr = lr(iterations)
+        lr = self.learning_rate_at(iterations)
         if type(lr) is not float:  # e.g. a schedule's Tensor or NumPy scalar
             lr = scalar_for(lr)
         step = iterations + 1.0
