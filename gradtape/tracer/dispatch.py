@@ -27,7 +27,7 @@ def bind(op, *args, **params) -> Tensor:
     # (declining when no operand is tracked or one is abstract).
     if tapes and len(tapes) == 1 and deferred.enabled and op.name not in EAGER_ONLY:
         tape = tapes[0]
-        result = tape._tape.record(op, args, params, None, tape._watch_accessed_variables)
+        result = _record(tape._tape, op, args, params, None, tape._watch_accessed_variables)
         if result is not None:
             return result
     for a in args:
@@ -87,3 +87,7 @@ def _bind_abstract(op, args, params) -> Tensor:
         else:
             atoms.append(ir.Literal(np.asarray(a)))
     return Tensor(sym=ir.Sym(builder.bind(op, atoms, params), builder))
+
+
+# Last: recording.py imports this module (through custom_trace's emitting_into).
+from .recording import record as _record  # noqa: E402

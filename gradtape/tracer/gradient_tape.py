@@ -19,6 +19,7 @@ from . import tape_stack, tree
 from .backward import backward_for
 from .dispatch import bind
 from .recording import Recording
+from .recording import record as _record
 from .tensor import Tensor
 from .variable import Variable
 
@@ -147,7 +148,7 @@ class GradientTape:
     def _record(self, op, args, params, result):
         """Record `result = op(*args, **params)` if one of the operands is watched (a
         trainable Variable read now becomes watched, unless watch_accessed_variables is off)."""
-        self._tape.record(op, args, params, result, self._watch_accessed_variables)
+        _record(self._tape, op, args, params, result, self._watch_accessed_variables)
 
     def stop_recording(self):
         """A context in which ops are not recorded on this tape.

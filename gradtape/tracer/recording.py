@@ -29,6 +29,7 @@ only when a backward function is built.
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 
@@ -380,3 +381,22 @@ class Recording:
         it for an array operand)."""
         t = self.values[p]
         return Tensor(t) if t.__class__ is np.ndarray else t
+
+
+def _accelerated():
+    """`record` as a function (recording, op, args, params, result, watch_reads): the C
+    accelerator (_crecord.c) when it was built and GRADTAPE_PURE_PYTHON is not set, else
+    Recording.record itself. Both record identical structures."""
+    try:
+        from . import _crecord
+    except ImportError:  # built without a C compiler: recording.py alone
+        return Recording.record
+    _crecord.setup(Recording, PendingTensor, Tensor, Variable, np.ndarray, _signatures, _types,
+                   Recording.record, _signature, _type_of, CONSTANT)
+    if os.environ.get("GRADTAPE_PURE_PYTHON", "0") not in ("", "0"):
+        return Recording.record
+    return _crecord.record
+
+
+# What dispatch.bind and GradientTape call to record an op.
+record = _accelerated()

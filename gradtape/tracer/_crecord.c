@@ -1,0 +1,556 @@
+/* The eager recording hot path in C: `record`, the same function as
+ * gradtape/tracer/recording.py's Recording.record, step for step.
+ *
+ * Why C: in an eager training loop every op a tape records runs this code,
+ * and in Python it is about 200 bytecodes (some 13,000 instructions) per op,
+ * as much as the whole native gradient call of a small model
+ * (docs/optimization.md). Here it is a few hundred instructions.
+ *
+ * What stays in Python (recording.py, called from here): everything off the
+ * common path. Variable reads (`_variable_read`: watching), scalar and
+ * tensor constants (`_constants`), misses of the type and signature memos
+ * (`_type_of`, `_signature`: the shape rules), and structure entries for ops
+ * whose params hold objects (`_structure_entry`). An operand of a class this
+ * file does not know (a Tensor subclass other than PendingTensor and
+ * Variable) hands the whole op to the Python method, before anything is
+ * recorded. So the two implementations record identical structures; the
+ * tests (tests/tracer/test_crecord.py) compare them op by op.
+ *
+ * Objects are reached through the slot offsets of their Python classes
+ * (read from the classes' member descriptors by `setup`), as CPython's own
+ * slot descriptors reach them.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* Set once by setup(): the classes, memos and Python helpers this file uses. */
+static PyTypeObject *recording_type, *pending_type, *tensor_type, *variable_type, *ndarray_type;
+static PyObject *signatures_memo, *types_memo;  /* recording._signatures, recording._types */
+static PyObject *py_record, *py_signature, *py_type_of, *constant_kind;
+
+/* Slot offsets. */
+static Py_ssize_t off_sym;  /* Tensor._sym */
+static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced;  /* PendingTensor */
+static Py_ssize_t off_var_of, off_info, off_structure, off_values, off_leaves, off_deferred;  /* Recording */
+
+static PyObject *s_variable_read, *s_constants, *s_input_types, *s_structure_entry;
+static PyObject *s_value, *s_shape, *s_dtype;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+static int slot_offset(PyTypeObject *cls, const char *name, Py_ssize_t *out)
+{
+    PyObject *d = PyDict_GetItemString(cls->tp_dict, name);  /* borrowed */
+    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "_crecord.setup: %s.%s is not a __slots__ member", cls->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "_crecord.setup: %s.%s is not an object slot", cls->tp_name, name);
+        return -1;
+    }
+    *out = m->offset;
+    return 0;
+}
+
+/* A slot of a Recording, a borrowed reference; NULL with AttributeError when unset. */
+static PyObject *rec_slot(PyObject *rec, Py_ssize_t off, const char *name)
+{
+    PyObject *v = SLOT(rec, off);
+    if (v == NULL)
+        PyErr_Format(PyExc_AttributeError, "Recording.%s is not set", name);
+    return v;
+}
+
+/* var_of.get(id(obj)) as a borrowed reference, NULL when absent (or on error: check PyErr_Occurred). */
+static PyObject *position_of(PyObject *var_of, PyObject *obj)
+{
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL)
+        return NULL;
+    PyObject *p = PyDict_GetItemWithError(var_of, key);
+    Py_DECREF(key);
+    return p;
+}
+
+/* info[p][1], the type id at position p (borrowed). */
+static PyObject *type_id_at(PyObject *info, PyObject *p)
+{
+    Py_ssize_t i = PyLong_AsSsize_t(p);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    if (i < 0 || i >= PyList_GET_SIZE(info)) {
+        PyErr_SetString(PyExc_IndexError, "recording position out of range");
+        return NULL;
+    }
+    PyObject *entry = PyList_GET_ITEM(info, i);
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 2) {
+        PyErr_SetString(PyExc_TypeError, "recording info entry is not a tuple");
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(entry, 1);
+}
+
+/* A new leaf for an array operand (Recording._leaf(value, CONSTANT)); returns its position (new ref). */
+static PyObject *array_leaf(PyObject *rec, PyObject *value)
+{
+    PyObject *structure = rec_slot(rec, off_structure, "structure");
+    PyObject *info = rec_slot(rec, off_info, "info");
+    PyObject *values = rec_slot(rec, off_values, "values");
+    PyObject *leaves = rec_slot(rec, off_leaves, "leaves");
+    if (!structure || !info || !values || !leaves)
+        return NULL;
+    PyObject *shape = PyObject_GetAttr(value, s_shape);
+    if (shape == NULL)
+        return NULL;
+    PyObject *dtype = PyObject_GetAttr(value, s_dtype);
+    if (dtype == NULL) {
+        Py_DECREF(shape);
+        return NULL;
+    }
+    PyObject *key = PyTuple_Pack(2, shape, dtype);
+    PyObject *hit = NULL;
+    if (key != NULL) {
+        hit = PyDict_GetItemWithError(types_memo, key);
+        if (hit != NULL)
+            Py_INCREF(hit);
+        else if (!PyErr_Occurred())
+            hit = PyObject_CallFunctionObjArgs(py_type_of, shape, dtype, NULL);
+        Py_DECREF(key);
+    }
+    Py_DECREF(shape);
+    Py_DECREF(dtype);
+    if (hit == NULL)
+        return NULL;
+    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2) {
+        Py_DECREF(hit);
+        PyErr_SetString(PyExc_TypeError, "the type memo's entry is not a (type, id) pair");
+        return NULL;
+    }
+    PyObject *p = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
+    PyObject *entry = PyTuple_Pack(2, PyTuple_GET_ITEM(hit, 1), constant_kind);
+    int err = p == NULL || entry == NULL || PyList_Append(structure, entry) || PyList_Append(info, hit) ||
+              PyList_Append(values, value) || PyList_Append(leaves, p);
+    Py_XDECREF(entry);
+    Py_DECREF(hit);
+    if (err) {
+        Py_XDECREF(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* (op, *type_ids, *params.items()): the signature memo's key, as recording.py makes it. */
+static PyObject *signature_key(PyObject *op, PyObject *type_ids, PyObject *params)
+{
+    Py_ssize_t n = PyList_GET_SIZE(type_ids), np_ = PyDict_GET_SIZE(params);
+    PyObject *key = PyTuple_New(1 + n + np_);
+    if (key == NULL)
+        return NULL;
+    Py_INCREF(op);
+    PyTuple_SET_ITEM(key, 0, op);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyList_GET_ITEM(type_ids, i);
+        Py_INCREF(t);
+        PyTuple_SET_ITEM(key, 1 + i, t);
+    }
+    Py_ssize_t pos = 0, j = 1 + n;
+    PyObject *k, *v;
+    while (PyDict_Next(params, &pos, &k, &v)) {
+        if (j >= 1 + n + np_) {
+            Py_DECREF(key);
+            PyErr_SetString(PyExc_RuntimeError, "params changed size while recording");
+            return NULL;
+        }
+        PyObject *item = PyTuple_Pack(2, k, v);
+        if (item == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, j++, item);
+    }
+    return key;
+}
+
+/* A new PendingTensor (deferred.py), with the slots its __init__ sets. */
+static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyObject *type)
+{
+    PyObject *shape = PyObject_GetAttr(type, s_shape);
+    if (shape == NULL)
+        return NULL;
+    PyObject *dtype = PyObject_GetAttr(type, s_dtype);
+    if (dtype == NULL) {
+        Py_DECREF(shape);
+        return NULL;
+    }
+    PyObject *t = pending_type->tp_alloc(pending_type, 0);
+    if (t == NULL) {
+        Py_DECREF(shape);
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    Py_INCREF(Py_None);
+    SLOT(t, off_sym) = Py_None;
+    Py_INCREF(op);
+    SLOT(t, off_op) = op;
+    Py_INCREF(args);
+    SLOT(t, off_args) = args;
+    Py_INCREF(params);
+    SLOT(t, off_params) = params;
+    Py_INCREF(Py_None);
+    SLOT(t, off_forced) = Py_None;
+    SLOT(t, off_shape) = shape;  /* references handed over */
+    SLOT(t, off_dtype) = dtype;
+    return t;
+}
+
+/* args with each Variable replaced by the array it holds now (what a pending op must see). */
+static PyObject *variables_read(PyObject *args)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args);
+    PyObject **items = PySequence_Fast_ITEMS(args);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = items[i];
+        PyObject *v;
+        if (Py_IS_TYPE(a, variable_type)) {
+            v = PyObject_GetAttr(a, s_value);
+            if (v == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        } else {
+            Py_INCREF(a);
+            v = a;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* The number of dimensions of an exact ndarray; -1 for anything else; -2 on error. */
+static int array_ndim(PyObject *a)
+{
+    if (!Py_IS_TYPE(a, ndarray_type))
+        return -1;
+    PyObject *shape = PyObject_GetAttr(a, s_shape);
+    if (shape == NULL)
+        return -2;
+    int nd = PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
+    Py_DECREF(shape);
+    return nd;
+}
+
+static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObject *params, PyObject *result,
+                             PyObject *watch_reads)
+{
+    PyObject *var_of = rec_slot(rec, off_var_of, "var_of");
+    PyObject *info = rec_slot(rec, off_info, "info");
+    if (var_of == NULL || info == NULL)
+        return NULL;
+    if (!PyDict_Check(var_of) || !PyList_Check(info) || !PyDict_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.record: unexpected recording state");
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args);
+    PyObject **items = PySequence_Fast_ITEMS(args);
+
+    /* A class this file does not know: the Python method decides, before anything is recorded. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTypeObject *cls = Py_TYPE(items[i]);
+        if (cls != pending_type && cls != tensor_type && cls != variable_type && PyType_IsSubtype(cls, tensor_type))
+            return PyObject_CallFunctionObjArgs(py_record, rec, op, args, params, result, watch_reads, NULL);
+    }
+
+    PyObject *ret = NULL, *inputs = PyList_New(n), *type_ids = PyList_New(n);
+    PyObject *hit = NULL, *entry = NULL, *position = NULL, *pending_args = NULL;
+    int tracked = 0, reads_variable = 0, untracked = 0;
+    if (inputs == NULL || type_ids == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = items[i];
+        PyTypeObject *cls = Py_TYPE(a);
+        PyObject *p = NULL;  /* a new reference, or NULL: untracked */
+        if (cls == pending_type) {
+            p = position_of(var_of, a);
+            Py_XINCREF(p);
+        } else if (cls == variable_type) {
+            p = PyObject_CallMethodObjArgs(rec, s_variable_read, a, watch_reads, NULL);
+            if (p == NULL)
+                goto done;
+            if (p == Py_None)
+                Py_CLEAR(p);
+            reads_variable = 1;
+        } else if (cls == tensor_type) {
+            if (SLOT(a, off_sym) != NULL && SLOT(a, off_sym) != Py_None) {
+                ret = Py_None;  /* abstract: bind traces the op */
+                Py_INCREF(ret);
+                goto done;
+            }
+            p = position_of(var_of, a);
+            Py_XINCREF(p);
+        }
+        if (p == NULL && PyErr_Occurred())
+            goto done;
+        if (p == NULL) {
+            untracked = 1;
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(inputs, i, Py_None);
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(type_ids, i, Py_None);
+            continue;
+        }
+        tracked = 1;
+        PyObject *tid = type_id_at(info, p);
+        if (tid == NULL) {
+            Py_DECREF(p);
+            goto done;
+        }
+        Py_INCREF(tid);
+        PyList_SET_ITEM(type_ids, i, tid);
+        PyList_SET_ITEM(inputs, i, p);
+    }
+    if (!tracked) {
+        ret = Py_None;
+        Py_INCREF(ret);
+        goto done;
+    }
+    if (untracked) {
+        /* Arrays (not 0-d) become leaves here when they are the only untracked operands;
+         * otherwise Python makes every constant, in operand order, as recording.py does. */
+        int plain = 1;
+        for (Py_ssize_t i = 0; i < n && plain; i++) {
+            if (PyList_GET_ITEM(inputs, i) != Py_None)
+                continue;
+            int nd = array_ndim(items[i]);
+            if (nd < -1)
+                goto done;
+            plain = nd > 0;
+        }
+        for (Py_ssize_t i = 0; i < n && plain; i++) {
+            if (PyList_GET_ITEM(inputs, i) != Py_None)
+                continue;
+            PyObject *p = array_leaf(rec, items[i]);
+            if (p == NULL)
+                goto done;
+            PyObject *tid = type_id_at(info, p);
+            if (tid == NULL) {
+                Py_DECREF(p);
+                goto done;
+            }
+            Py_INCREF(tid);
+            PyList_SetItem(type_ids, i, tid);
+            PyList_SetItem(inputs, i, p);
+        }
+        if (!plain) {
+            PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, args, inputs, type_ids, NULL);
+            if (r == NULL)
+                goto done;
+            Py_DECREF(r);
+        }
+    }
+
+    /* The signature memo: (result type, type id, signature id, op, params). */
+    {
+        PyObject *key = signature_key(op, type_ids, params);
+        if (key == NULL)
+            goto done;
+        hit = PyDict_GetItemWithError(signatures_memo, key);
+        Py_DECREF(key);
+        if (hit != NULL) {
+            Py_INCREF(hit);
+        } else {
+            if (PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                    goto done;
+                PyErr_Clear();  /* an unhashable param: _signature says what the rule thinks of it */
+            }
+            PyObject *input_types = PyObject_GetAttr(rec, s_input_types);
+            if (input_types == NULL)
+                goto done;
+            hit = PyObject_CallFunctionObjArgs(py_signature, op, input_types, inputs, type_ids, params, NULL);
+            Py_DECREF(input_types);
+            if (hit == NULL)
+                goto done;
+        }
+        if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 5) {
+            PyErr_SetString(PyExc_TypeError, "the signature memo's entry is not a 5-tuple");
+            goto done;
+        }
+    }
+
+    if (result == Py_None) {
+        PyObject *seen = args;
+        if (reads_variable) {  /* the pending op must see the array the variable holds now */
+            pending_args = variables_read(args);
+            if (pending_args == NULL)
+                goto done;
+            seen = pending_args;
+        }
+        result = new_pending(op, seen, params, PyTuple_GET_ITEM(hit, 0));
+        if (result == NULL)
+            goto done;
+        Py_INCREF(Py_True);
+        Py_XSETREF(SLOT(rec, off_deferred), Py_True);
+    } else {
+        Py_INCREF(result);
+    }
+    /* from here `result` is a reference we own */
+
+    PyObject *structure = rec_slot(rec, off_structure, "structure");
+    PyObject *values = rec_slot(rec, off_values, "values");
+    if (structure == NULL || values == NULL) {
+        Py_DECREF(result);
+        goto done;
+    }
+    PyObject *sig_id = PyTuple_GET_ITEM(hit, 2);
+    if (sig_id != Py_None) {
+        entry = PyTuple_New(1 + n);
+        if (entry != NULL) {
+            Py_INCREF(sig_id);
+            PyTuple_SET_ITEM(entry, 0, sig_id);
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyObject *p = PyList_GET_ITEM(inputs, i);
+                Py_INCREF(p);
+                PyTuple_SET_ITEM(entry, 1 + i, p);
+            }
+        }
+    } else {
+        entry = PyObject_CallMethodObjArgs(rec, s_structure_entry, op, params, inputs, hit, NULL);
+    }
+    position = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
+    PyObject *rid = PyLong_FromVoidPtr(result);
+    int err = entry == NULL || position == NULL || rid == NULL || PyDict_SetItem(var_of, rid, position) ||
+              PyList_Append(structure, entry) || PyList_Append(info, hit) || PyList_Append(values, result);
+    Py_XDECREF(rid);
+    if (err) {
+        Py_DECREF(result);
+        goto done;
+    }
+    ret = result;
+
+done:
+    Py_XDECREF(inputs);
+    Py_XDECREF(type_ids);
+    Py_XDECREF(hit);
+    Py_XDECREF(entry);
+    Py_XDECREF(position);
+    Py_XDECREF(pending_args);
+    return ret;
+}
+
+static PyObject *record(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 6) {
+        PyErr_SetString(PyExc_TypeError, "record(recording, op, args, params, result, watch_reads)");
+        return NULL;
+    }
+    if (pending_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_crecord.setup has not been called");
+        return NULL;
+    }
+    PyObject *rec = argv[0];
+    if (!Py_IS_TYPE(rec, recording_type)) {  /* slots are read by offset: only a Recording will do */
+        PyErr_Format(PyExc_TypeError, "record: expected a Recording, got %s", Py_TYPE(rec)->tp_name);
+        return NULL;
+    }
+    PyObject *args = PySequence_Fast(argv[2], "record: args must be a sequence");
+    if (args == NULL)
+        return NULL;
+    PyObject *out = record_impl(rec, argv[1], args, argv[3], argv[4], argv[5]);
+    Py_DECREF(args);
+    return out;
+}
+
+static int check_type(PyObject *obj, const char *what)
+{
+    if (PyType_Check(obj))
+        return 0;
+    PyErr_Format(PyExc_TypeError, "_crecord.setup: %s must be a class", what);
+    return -1;
+}
+
+static void keep(PyObject *obj, PyObject **out)
+{
+    Py_INCREF(obj);
+    Py_XSETREF(*out, obj);
+}
+
+/* setup(Recording, PendingTensor, Tensor, Variable, ndarray, signatures memo, types memo,
+ *       Recording.record, _signature, _type_of, CONSTANT): what record() uses. Everything is
+ * checked before anything is kept, so a failed call leaves the previous setup in force. */
+static PyObject *setup(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 11) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup takes 11 arguments");
+        return NULL;
+    }
+    if (check_type(argv[0], "Recording") || check_type(argv[1], "PendingTensor") ||
+        check_type(argv[2], "Tensor") || check_type(argv[3], "Variable") || check_type(argv[4], "ndarray"))
+        return NULL;
+    if (!PyDict_Check(argv[5]) || !PyDict_Check(argv[6])) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup: the memos must be dicts");
+        return NULL;
+    }
+    PyTypeObject *rec = (PyTypeObject *)argv[0], *pending = (PyTypeObject *)argv[1], *tensor = (PyTypeObject *)argv[2];
+    Py_ssize_t sym, shape, dtype, op, args, params, forced, var_of, info, structure, values, leaves, deferred;
+    if (slot_offset(tensor, "_sym", &sym) || slot_offset(pending, "shape", &shape) ||
+        slot_offset(pending, "dtype", &dtype) || slot_offset(pending, "_op", &op) ||
+        slot_offset(pending, "_args", &args) || slot_offset(pending, "_params", &params) ||
+        slot_offset(pending, "_forced", &forced) || slot_offset(rec, "var_of", &var_of) ||
+        slot_offset(rec, "info", &info) || slot_offset(rec, "structure", &structure) ||
+        slot_offset(rec, "values", &values) || slot_offset(rec, "leaves", &leaves) ||
+        slot_offset(rec, "deferred", &deferred))
+        return NULL;
+    if (!PyType_IsSubtype(pending, tensor) || !PyType_IsSubtype((PyTypeObject *)argv[3], tensor)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup: PendingTensor and Variable must be Tensors");
+        return NULL;
+    }
+    keep(argv[0], (PyObject **)&recording_type);
+    keep(argv[1], (PyObject **)&pending_type);
+    keep(argv[2], (PyObject **)&tensor_type);
+    keep(argv[3], (PyObject **)&variable_type);
+    keep(argv[4], (PyObject **)&ndarray_type);
+    keep(argv[5], &signatures_memo);
+    keep(argv[6], &types_memo);
+    keep(argv[7], &py_record);
+    keep(argv[8], &py_signature);
+    keep(argv[9], &py_type_of);
+    keep(argv[10], &constant_kind);
+    off_sym = sym, off_shape = shape, off_dtype = dtype, off_op = op, off_args = args, off_params = params;
+    off_forced = forced, off_var_of = var_of, off_info = info, off_structure = structure, off_values = values;
+    off_leaves = leaves, off_deferred = deferred;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
+     "record(recording, op, args, params, result, watch_reads): Recording.record in C."},
+    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
+     "setup(...): the classes, memos and Python helpers record() uses (recording.py calls it)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_crecord", "The eager recording hot path in C (see recording.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__crecord(void)
+{
+    s_variable_read = PyUnicode_InternFromString("_variable_read");
+    s_constants = PyUnicode_InternFromString("_constants");
+    s_input_types = PyUnicode_InternFromString("_input_types");
+    s_structure_entry = PyUnicode_InternFromString("_structure_entry");
+    s_value = PyUnicode_InternFromString("_value");
+    s_shape = PyUnicode_InternFromString("shape");
+    s_dtype = PyUnicode_InternFromString("dtype");
+    if (!s_variable_read || !s_constants || !s_input_types || !s_structure_entry || !s_value || !s_shape ||
+        !s_dtype)
+        return NULL;
+    return PyModule_Create(&module_def);
+}
