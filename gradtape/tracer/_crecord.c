@@ -23,16 +23,20 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
+#include <string.h>
 
-/* Set once by setup(): the classes, memos and Python helpers this file uses. */
-static PyTypeObject *recording_type, *pending_type, *tensor_type, *variable_type, *ndarray_type;
-static PyObject *signatures_memo, *types_memo;  /* recording._signatures, recording._types */
-static PyObject *py_record, *py_signature, *py_type_of, *constant_kind;
+/* Set by setup(): the classes, memos and Python helpers this file uses (see `needed` below). */
+static PyTypeObject *recording_type, *pending_type, *tensor_type, *variable_type, *ndarray_type, *float64_type;
+static PyObject *signatures_memo, *types_memo, *literals_memo;  /* recording._signatures, _types, _literals */
+static PyObject *py_record, *py_signature, *py_type_of, *constant_kind, *float64_dtype, *int64_dtype;
 
 /* Slot offsets. */
 static Py_ssize_t off_sym;  /* Tensor._sym */
+static Py_ssize_t off_version;  /* Variable._version */
 static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced;  /* PendingTensor */
 static Py_ssize_t off_var_of, off_info, off_structure, off_values, off_leaves, off_deferred;  /* Recording */
+static Py_ssize_t off_versions, off_literals;  /* Recording */
 
 static PyObject *s_variable_read, *s_constants, *s_input_types, *s_structure_entry;
 static PyObject *s_value, *s_shape, *s_dtype;
@@ -232,6 +236,83 @@ static PyObject *variables_read(PyObject *args)
     return out;
 }
 
+/* The position of a read of Variable `a` when the read is tracked already (watched, and not
+ * assigned since): a new reference; NULL (no error set) when Python must decide. */
+static PyObject *variable_position(PyObject *rec, PyObject *var_of, PyObject *a)
+{
+    PyObject *key = PyLong_FromVoidPtr(a);
+    if (key == NULL)
+        return NULL;
+    PyObject *p = PyDict_GetItemWithError(var_of, key), *versions = SLOT(rec, off_versions);
+    PyObject *seen = NULL, *version = SLOT(a, off_version);
+    if (p != NULL && versions != NULL && PyDict_Check(versions) && version != NULL)
+        seen = PyDict_GetItemWithError(versions, key);
+    Py_DECREF(key);
+    if (seen == NULL)
+        return NULL;
+    int same = PyObject_RichCompareBool(seen, version, Py_EQ);
+    if (same != 1)
+        return NULL;  /* an error here is raised again by _variable_read */
+    Py_INCREF(p);
+    return p;
+}
+
+/* Fill in inputs[i] and type_ids[i] for a Python float or int or a NumPy float64 operand
+ * whose Literal the memo (recording._literals) holds, as recording.py's `_literal` would:
+ * the key is (dtype, the value's 8 bytes). Returns 1 when filled, 0 when Python must do it,
+ * -1 on error. */
+static int scalar_literal(PyObject *rec, PyObject *a, PyObject *inputs, PyObject *type_ids, Py_ssize_t i)
+{
+    PyTypeObject *cls = Py_TYPE(a);
+    char bytes[8];
+    PyObject *dtype;
+    if (cls == &PyFloat_Type || cls == float64_type) {
+        double d = PyFloat_AS_DOUBLE(a);
+        memcpy(bytes, &d, 8);
+        dtype = float64_dtype;
+    } else if (cls == &PyLong_Type && int64_dtype != Py_None) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow)
+            return 0;
+        int64_t x = (int64_t)v;
+        memcpy(bytes, &x, 8);
+        dtype = int64_dtype;
+    } else {
+        return 0;
+    }
+    PyObject *literals = SLOT(rec, off_literals);
+    if (literals == NULL || !PyDict_Check(literals))
+        return 0;
+    PyObject *b = PyBytes_FromStringAndSize(bytes, 8);
+    if (b == NULL)
+        return -1;
+    PyObject *key = PyTuple_Pack(2, dtype, b);
+    Py_DECREF(b);
+    if (key == NULL)
+        return -1;
+    PyObject *hit = PyDict_GetItemWithError(literals_memo, key);  /* (Literal, type id) */
+    int filled = 0;
+    if (hit != NULL && PyTuple_Check(hit) && PyTuple_GET_SIZE(hit) == 2) {
+        PyObject *tid = PyTuple_GET_ITEM(hit, 1);
+        if (PyDict_SetItem(literals, key, PyTuple_GET_ITEM(hit, 0)) == 0) {
+            Py_INCREF(tid);
+            PyList_SetItem(type_ids, i, tid);
+            Py_INCREF(key);
+            PyList_SetItem(inputs, i, key);
+            filled = 1;
+        } else {
+            filled = -1;
+        }
+    } else if (PyErr_Occurred()) {
+        filled = -1;
+    }
+    Py_DECREF(key);
+    return filled;
+}
+
 /* The number of dimensions of an exact ndarray; -1 for anything else; -2 on error. */
 static int array_ndim(PyObject *a)
 {
@@ -279,11 +360,15 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             p = position_of(var_of, a);
             Py_XINCREF(p);
         } else if (cls == variable_type) {
-            p = PyObject_CallMethodObjArgs(rec, s_variable_read, a, watch_reads, NULL);
-            if (p == NULL)
-                goto done;
-            if (p == Py_None)
-                Py_CLEAR(p);
+            p = variable_position(rec, var_of, a);
+            if (p == NULL) {  /* a first read: watch it, or not (Python) */
+                PyErr_Clear();
+                p = PyObject_CallMethodObjArgs(rec, s_variable_read, a, watch_reads, NULL);
+                if (p == NULL)
+                    goto done;
+                if (p == Py_None)
+                    Py_CLEAR(p);
+            }
             reads_variable = 1;
         } else if (cls == tensor_type) {
             if (SLOT(a, off_sym) != NULL && SLOT(a, off_sym) != Py_None) {
@@ -323,6 +408,10 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         /* Arrays (not 0-d) become leaves here when they are the only untracked operands;
          * otherwise Python makes every constant, in operand order, as recording.py does. */
         int plain = 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (PyList_GET_ITEM(inputs, i) == Py_None && scalar_literal(rec, items[i], inputs, type_ids, i) < 0)
+                goto done;
+        }
         for (Py_ssize_t i = 0; i < n && plain; i++) {
             if (PyList_GET_ITEM(inputs, i) != Py_None)
                 continue;
@@ -466,72 +555,90 @@ static PyObject *record(PyObject *module, PyObject *const *argv, Py_ssize_t argc
     return out;
 }
 
-static int check_type(PyObject *obj, const char *what)
-{
-    if (PyType_Check(obj))
-        return 0;
-    PyErr_Format(PyExc_TypeError, "_crecord.setup: %s must be a class", what);
-    return -1;
-}
+/* What setup() takes, by name: where it goes and what it must be. */
+enum kind { CLASS, DICT, ANY };
+static const struct {
+    const char *name;
+    PyObject **target;
+    enum kind kind;
+} needed[] = {
+    {"Recording", (PyObject **)&recording_type, CLASS},
+    {"PendingTensor", (PyObject **)&pending_type, CLASS},
+    {"Tensor", (PyObject **)&tensor_type, CLASS},
+    {"Variable", (PyObject **)&variable_type, CLASS},
+    {"ndarray", (PyObject **)&ndarray_type, CLASS},
+    {"float64", (PyObject **)&float64_type, CLASS},
+    {"signatures", &signatures_memo, DICT},
+    {"types", &types_memo, DICT},
+    {"literals", &literals_memo, DICT},
+    {"record", &py_record, ANY},
+    {"signature", &py_signature, ANY},
+    {"type_of", &py_type_of, ANY},
+    {"CONSTANT", &constant_kind, ANY},
+    {"float64_dtype", &float64_dtype, ANY},
+    {"int64_dtype", &int64_dtype, ANY},
+};
+#define N_NEEDED (sizeof(needed) / sizeof(needed[0]))
 
-static void keep(PyObject *obj, PyObject **out)
-{
-    Py_INCREF(obj);
-    Py_XSETREF(*out, obj);
-}
+/* The slots record() reads by offset: (index of the class in `needed`, slot name, offset). */
+static const struct {
+    int cls;
+    const char *name;
+    Py_ssize_t *offset;
+} slots[] = {
+    {2, "_sym", &off_sym},          {3, "_version", &off_version},   {1, "shape", &off_shape},
+    {1, "dtype", &off_dtype},       {1, "_op", &off_op},             {1, "_args", &off_args},
+    {1, "_params", &off_params},    {1, "_forced", &off_forced},     {0, "var_of", &off_var_of},
+    {0, "info", &off_info},         {0, "structure", &off_structure}, {0, "values", &off_values},
+    {0, "leaves", &off_leaves},     {0, "deferred", &off_deferred},  {0, "versions", &off_versions},
+    {0, "literals", &off_literals},
+};
+#define N_SLOTS (sizeof(slots) / sizeof(slots[0]))
 
-/* setup(Recording, PendingTensor, Tensor, Variable, ndarray, signatures memo, types memo,
- *       Recording.record, _signature, _type_of, CONSTANT): what record() uses. Everything is
- * checked before anything is kept, so a failed call leaves the previous setup in force. */
-static PyObject *setup(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+/* setup(names): a dict with every entry of `needed`. Everything is checked before
+ * anything is kept, so a failed call leaves the previous setup in force. */
+static PyObject *setup(PyObject *module, PyObject *names)
 {
-    if (argc != 11) {
-        PyErr_SetString(PyExc_TypeError, "_crecord.setup takes 11 arguments");
+    if (!PyDict_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup takes a dict");
         return NULL;
     }
-    if (check_type(argv[0], "Recording") || check_type(argv[1], "PendingTensor") ||
-        check_type(argv[2], "Tensor") || check_type(argv[3], "Variable") || check_type(argv[4], "ndarray"))
-        return NULL;
-    if (!PyDict_Check(argv[5]) || !PyDict_Check(argv[6])) {
-        PyErr_SetString(PyExc_TypeError, "_crecord.setup: the memos must be dicts");
-        return NULL;
+    PyObject *given[N_NEEDED];
+    for (size_t i = 0; i < N_NEEDED; i++) {
+        given[i] = PyDict_GetItemString(names, needed[i].name);  /* borrowed */
+        if (given[i] == NULL) {
+            PyErr_Format(PyExc_KeyError, "_crecord.setup: missing %s", needed[i].name);
+            return NULL;
+        }
+        if ((needed[i].kind == CLASS && !PyType_Check(given[i])) ||
+            (needed[i].kind == DICT && !PyDict_Check(given[i]))) {
+            PyErr_Format(PyExc_TypeError, "_crecord.setup: %s must be a %s", needed[i].name,
+                         needed[i].kind == CLASS ? "class" : "dict");
+            return NULL;
+        }
     }
-    PyTypeObject *rec = (PyTypeObject *)argv[0], *pending = (PyTypeObject *)argv[1], *tensor = (PyTypeObject *)argv[2];
-    Py_ssize_t sym, shape, dtype, op, args, params, forced, var_of, info, structure, values, leaves, deferred;
-    if (slot_offset(tensor, "_sym", &sym) || slot_offset(pending, "shape", &shape) ||
-        slot_offset(pending, "dtype", &dtype) || slot_offset(pending, "_op", &op) ||
-        slot_offset(pending, "_args", &args) || slot_offset(pending, "_params", &params) ||
-        slot_offset(pending, "_forced", &forced) || slot_offset(rec, "var_of", &var_of) ||
-        slot_offset(rec, "info", &info) || slot_offset(rec, "structure", &structure) ||
-        slot_offset(rec, "values", &values) || slot_offset(rec, "leaves", &leaves) ||
-        slot_offset(rec, "deferred", &deferred))
-        return NULL;
-    if (!PyType_IsSubtype(pending, tensor) || !PyType_IsSubtype((PyTypeObject *)argv[3], tensor)) {
+    PyTypeObject *tensor = (PyTypeObject *)given[2];
+    if (!PyType_IsSubtype((PyTypeObject *)given[1], tensor) || !PyType_IsSubtype((PyTypeObject *)given[3], tensor)) {
         PyErr_SetString(PyExc_TypeError, "_crecord.setup: PendingTensor and Variable must be Tensors");
         return NULL;
     }
-    keep(argv[0], (PyObject **)&recording_type);
-    keep(argv[1], (PyObject **)&pending_type);
-    keep(argv[2], (PyObject **)&tensor_type);
-    keep(argv[3], (PyObject **)&variable_type);
-    keep(argv[4], (PyObject **)&ndarray_type);
-    keep(argv[5], &signatures_memo);
-    keep(argv[6], &types_memo);
-    keep(argv[7], &py_record);
-    keep(argv[8], &py_signature);
-    keep(argv[9], &py_type_of);
-    keep(argv[10], &constant_kind);
-    off_sym = sym, off_shape = shape, off_dtype = dtype, off_op = op, off_args = args, off_params = params;
-    off_forced = forced, off_var_of = var_of, off_info = info, off_structure = structure, off_values = values;
-    off_leaves = leaves, off_deferred = deferred;
+    Py_ssize_t offsets[N_SLOTS];
+    for (size_t i = 0; i < N_SLOTS; i++)
+        if (slot_offset((PyTypeObject *)given[slots[i].cls], slots[i].name, &offsets[i]))
+            return NULL;
+    for (size_t i = 0; i < N_NEEDED; i++) {
+        Py_INCREF(given[i]);
+        Py_XSETREF(*needed[i].target, given[i]);
+    }
+    for (size_t i = 0; i < N_SLOTS; i++)
+        *slots[i].offset = offsets[i];
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
      "record(recording, op, args, params, result, watch_reads): Recording.record in C."},
-    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL,
-     "setup(...): the classes, memos and Python helpers record() uses (recording.py calls it)."},
+    {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},
 };
 

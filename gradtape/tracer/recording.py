@@ -222,18 +222,31 @@ class Recording:
             # Already watched, or computed by a recorded op: as in TF, watching
             # it again must not cut it off from what it was computed from.
             return
+        if isinstance(tensor, Variable):
+            self._watch_variable(tensor, key)
+            return
+        # A constant already used keeps its position, so those earlier uses
+        # count too (TF tracks tensors by id).
         p = self.const_of.pop(key, None)
-        if p is None or isinstance(tensor, Variable):
-            # A constant already used keeps its position, so those earlier uses
-            # count too (TF tracks tensors by id). A Variable's earlier unwatched
-            # reads do not: TF watches the variable, not the values already read.
-            p = self._leaf(tensor, VARIABLE if isinstance(tensor, Variable) else WATCHED)
+        if p is None:
+            p = self._leaf(tensor, WATCHED)
         self.var_of[key] = p
         self.sources.setdefault(key, []).append(p)
-        if isinstance(tensor, Variable):
-            self.versions[key] = tensor._version
-            if not any(w is tensor for w in self.variables):
-                self.variables.append(tensor)
+
+    def _watch_variable(self, v: Variable, key: int) -> int:
+        """Watch Variable `v` (not tracked now) from here on; returns its new position. Its
+        earlier unwatched reads do not count: TF watches the variable, not the values already read."""
+        self.const_of.pop(key, None)
+        p = self._leaf(v, VARIABLE)
+        self.var_of[key] = p
+        reads = self.sources.get(key)
+        if reads is None:
+            self.sources[key] = [p]
+            self.variables.append(v)  # first watched now (ids are stable: the list keeps v alive)
+        else:
+            reads.append(p)
+        self.versions[key] = v._version
+        return p
 
     def is_tracked(self, tensor: Tensor) -> bool:
         key = id(tensor)
@@ -250,8 +263,7 @@ class Recording:
         # An explicitly watched variable stays watched after an assign,
         # trainable or not (TF watches the variable itself).
         if ((a.trainable and watch_reads) or key in self.sources) and a._value.dtype.kind == "f":
-            self.watch(a)
-            return self.var_of[key]
+            return self._watch_variable(a, key)
         return None
 
     def _constant(self, a: Tensor) -> int:
@@ -383,6 +395,16 @@ class Recording:
         return Tensor(t) if t.__class__ is np.ndarray else t
 
 
+def _crecord_names() -> dict:
+    """What the C accelerator reads and calls (its `setup` takes them by name)."""
+    return dict(
+        Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, ndarray=np.ndarray,
+        float64=np.float64, signatures=_signatures, types=_types, literals=_literals, record=Recording.record,
+        signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, float64_dtype=np.dtype(np.float64),
+        # Python ints make int64 Literals only where that is NumPy's default integer
+        int64_dtype=np.dtype(np.int64) if np.asarray(0).dtype == np.int64 else None)
+
+
 def _accelerated():
     """`record` as a function (recording, op, args, params, result, watch_reads): the C
     accelerator (_crecord.c) when it was built and GRADTAPE_PURE_PYTHON is not set, else
@@ -391,8 +413,7 @@ def _accelerated():
         from . import _crecord
     except ImportError:  # built without a C compiler: recording.py alone
         return Recording.record
-    _crecord.setup(Recording, PendingTensor, Tensor, Variable, np.ndarray, _signatures, _types,
-                   Recording.record, _signature, _type_of, CONSTANT)
+    _crecord.setup(_crecord_names())
     if os.environ.get("GRADTAPE_PURE_PYTHON", "0") not in ("", "0"):
         return Recording.record
     return _crecord.record

@@ -151,6 +151,22 @@ def test_c_and_python_record_the_same(program, use):
             np.testing.assert_array_equal(a, b)
 
 
+def test_literals_new_to_the_memo(use):
+    """C leaves a scalar the Literal memo does not hold to Python, which fills the memo."""
+    saved = dict(recording._literals)
+    got = []
+    try:
+        for impl in ("c", "python", "c"):
+            recording._literals.clear()
+            tape, outputs, w, v = run(scalars, use, impl, persistent=True)
+            got.append(summary(tape._tape, outputs))
+            got[-1] += (tape.gradient(outputs, w).numpy().tobytes(),)
+    finally:
+        recording._literals.clear()
+        recording._literals.update(saved)
+    assert got[0] == got[1] == got[2]
+
+
 def test_recorded_values_and_gradients_match_numpy(use):
     use("c")
     w = gt.Variable(W0.copy())
@@ -241,10 +257,15 @@ def test_record_checks_its_arguments():
 
 
 def test_a_failed_setup_keeps_the_previous_one():
-    with pytest.raises(TypeError, match="takes 11 arguments"):
-        _crecord.setup()
+    with pytest.raises(TypeError, match="takes a dict"):
+        _crecord.setup(None)
+    with pytest.raises(KeyError, match="missing Recording"):
+        _crecord.setup({})
+    names = recording._crecord_names()
+    with pytest.raises(TypeError, match="signatures must be a dict"):
+        _crecord.setup(dict(names, signatures=[]))
     with pytest.raises(TypeError, match="__slots__ member"):
-        _crecord.setup(object, PendingTensor, gt.Tensor, gt.Variable, np.ndarray, {}, {}, None, None, None, "c")
+        _crecord.setup(dict(names, Recording=object))
     w = gt.Variable(W0.copy())
     with gt.GradientTape() as tape:
         y = w * 2.0
