@@ -635,9 +635,166 @@ static PyObject *setup(PyObject *module, PyObject *names)
     Py_RETURN_NONE;
 }
 
+/* --- bind ------------------------------------------------------------------------------ */
+
+/* Set by setup_bind(): dispatch.py's thread-local tape stack, the deferred module (whose
+ * `enabled` is read at every call: tests and users switch it), EAGER_ONLY and _computed. */
+static PyObject *stack_local, *deferred_module, *eager_only, *py_computed, *dispatch_module, *c_record;
+static PyObject *deferrable;  /* op -> whether its name is not in EAGER_ONLY (ops live as long as the program) */
+static PyObject *s_tapes, *s_enabled, *s_name, *s_tape, *s_watch, *s_record;
+
+/* Whether bind may defer `op` now: deferral is on and op is not EAGER_ONLY. -1 on error. */
+static int deferrable_now(PyObject *op)
+{
+    PyObject *enabled = PyObject_GetAttr(deferred_module, s_enabled);
+    if (enabled == NULL)
+        return -1;
+    int on = PyObject_IsTrue(enabled);
+    Py_DECREF(enabled);
+    if (on <= 0)
+        return on;
+    PyObject *known = PyDict_GetItemWithError(deferrable, op);
+    if (known != NULL)
+        return known == Py_True;
+    if (PyErr_Occurred())
+        return -1;
+    PyObject *name = PyObject_GetAttr(op, s_name);
+    if (name == NULL)
+        return -1;
+    int eager = PySet_Contains(eager_only, name);
+    Py_DECREF(name);
+    if (eager < 0 || PyDict_SetItem(deferrable, op, eager ? Py_False : Py_True) < 0)
+        return -1;
+    return !eager;
+}
+
+/* The single recording tape's recording and watch flag, when exactly one tape records:
+ * returns 1 with new references in *rec and *watch, 0 when not, -1 on error. */
+static int single_tape(PyObject **rec, PyObject **watch)
+{
+    PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes);
+    if (tapes == NULL)
+        return -1;
+    int one = PyList_Check(tapes) && PyList_GET_SIZE(tapes) == 1;
+    if (!one) {
+        int any = PyObject_IsTrue(tapes);
+        Py_DECREF(tapes);
+        return any < 0 ? -1 : 0;
+    }
+    PyObject *tape = PyList_GET_ITEM(tapes, 0);
+    Py_INCREF(tape);
+    Py_DECREF(tapes);
+    int found = 0;
+    *rec = PyObject_GetAttr(tape, s_tape);
+    *watch = *rec == NULL ? NULL : PyObject_GetAttr(tape, s_watch);
+    if (*watch == NULL)
+        Py_CLEAR(*rec);
+    else
+        found = 1;
+    Py_DECREF(tape);
+    return found ? 1 : -1;
+}
+
+/* bind(op, *args, **params): dispatch.bind, the entry point of every op (see dispatch.py). */
+static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "bind() missing required argument: 'op'");
+        return NULL;
+    }
+    if (py_computed == NULL || pending_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_crecord.setup and setup_bind have not been called");
+        return NULL;
+    }
+    PyObject *op = argv[0], *result = NULL, *rec = NULL, *watch = NULL;
+    PyObject *args = PyTuple_New(nargs - 1), *params = PyDict_New();
+    if (args == NULL || params == NULL)
+        goto done;
+    for (Py_ssize_t i = 1; i < nargs; i++) {
+        Py_INCREF(argv[i]);
+        PyTuple_SET_ITEM(args, i - 1, argv[i]);
+    }
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nkw; i++)
+        if (PyDict_SetItem(params, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) < 0)
+            goto done;
+    int one = single_tape(&rec, &watch);
+    if (one < 0)
+        goto done;
+    if (one) {
+        int defer = deferrable_now(op);
+        if (defer < 0)
+            goto done;
+        if (defer) {
+            /* dispatch._record, as the Python bind calls it: this file's record unless replaced */
+            PyObject *record_fn = PyObject_GetAttr(dispatch_module, s_record);
+            if (record_fn == NULL)
+                goto done;
+            if (record_fn != c_record)
+                result = PyObject_CallFunctionObjArgs(record_fn, rec, op, args, params, Py_None, watch, NULL);
+            else if (!Py_IS_TYPE(rec, recording_type))
+                PyErr_Format(PyExc_TypeError, "record: expected a Recording, got %s", Py_TYPE(rec)->tp_name);
+            else
+                result = record_impl(rec, op, args, params, Py_None, watch);
+            Py_DECREF(record_fn);
+            if (result == NULL)
+                goto done;
+            if (result != Py_None)
+                goto done;
+            Py_CLEAR(result);
+        }
+    }
+    result = PyObject_CallFunctionObjArgs(py_computed, op, args, params, NULL);
+
+done:
+    Py_XDECREF(args);
+    Py_XDECREF(params);
+    Py_XDECREF(rec);
+    Py_XDECREF(watch);
+    return result;
+}
+
+/* setup_bind(names): what bind() uses, from dispatch.py. */
+#define N_BIND 6
+static PyObject *setup_bind(PyObject *module, PyObject *names)
+{
+    const char *keys[N_BIND] = {"stack", "deferred", "EAGER_ONLY", "computed", "dispatch", "record"};
+    PyObject *given[N_BIND];
+    if (!PyDict_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup_bind takes a dict");
+        return NULL;
+    }
+    for (int i = 0; i < N_BIND; i++) {
+        given[i] = PyDict_GetItemString(names, keys[i]);
+        if (given[i] == NULL) {
+            PyErr_Format(PyExc_KeyError, "_crecord.setup_bind: missing %s", keys[i]);
+            return NULL;
+        }
+    }
+    if (!PyAnySet_Check(given[2])) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup_bind: EAGER_ONLY must be a set");
+        return NULL;
+    }
+    PyObject *fresh = PyDict_New();
+    if (fresh == NULL)
+        return NULL;
+    PyObject **targets[N_BIND] = {&stack_local, &deferred_module, &eager_only, &py_computed, &dispatch_module,
+                                  &c_record};
+    for (int i = 0; i < N_BIND; i++) {
+        Py_INCREF(given[i]);
+        Py_XSETREF(*targets[i], given[i]);
+    }
+    Py_XSETREF(deferrable, fresh);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
      "record(recording, op, args, params, result, watch_reads): Recording.record in C."},
+    {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL | METH_KEYWORDS,
+     "bind(op, *args, **params): dispatch.bind in C."},
+    {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},
 };
@@ -656,8 +813,14 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_value = PyUnicode_InternFromString("_value");
     s_shape = PyUnicode_InternFromString("shape");
     s_dtype = PyUnicode_InternFromString("dtype");
+    s_tapes = PyUnicode_InternFromString("tapes");
+    s_enabled = PyUnicode_InternFromString("enabled");
+    s_name = PyUnicode_InternFromString("name");
+    s_tape = PyUnicode_InternFromString("_tape");
+    s_watch = PyUnicode_InternFromString("_watch_accessed_variables");
+    s_record = PyUnicode_InternFromString("_record");
     if (!s_variable_read || !s_constants || !s_input_types || !s_structure_entry || !s_value || !s_shape ||
-        !s_dtype)
+        !s_dtype || !s_tapes || !s_enabled || !s_name || !s_tape || !s_watch || !s_record)
         return NULL;
     return PyModule_Create(&module_def);
 }

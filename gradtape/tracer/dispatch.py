@@ -8,6 +8,7 @@ parameters before calling bind.
 """
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -30,6 +31,12 @@ def bind(op, *args, **params) -> Tensor:
         result = _record(tape._tape, op, args, params, None, tape._watch_accessed_variables)
         if result is not None:
             return result
+    return _computed(op, args, params)
+
+
+def _computed(op, args, params) -> Tensor:
+    """bind's other paths: trace the op (an abstract operand), or compute it with its NumPy
+    reference and let every recording tape record it."""
     for a in args:
         if isinstance(a, Tensor) and a._sym is not None:
             return _bind_abstract(op, args, params)
@@ -41,6 +48,7 @@ def bind(op, *args, **params) -> Tensor:
         shape_rules[op](*[ir.type_of(v) for v in values], **params)
         raise
     result = Tensor(out)
+    tapes = _stack.tapes
     if tapes:
         for tape in tapes:
             tape._record(op, args, params, result)
@@ -91,3 +99,20 @@ def _bind_abstract(op, args, params) -> Tensor:
 
 # Last: recording.py imports this module (through custom_trace's emitting_into).
 from .recording import record as _record  # noqa: E402
+
+
+def _accelerated_bind():
+    """bind in C (_crecord.c) when recording is in C: the same function, without the
+    interpreter on the eager hot path."""
+    try:
+        from . import _crecord
+    except ImportError:
+        return bind
+    _crecord.setup_bind(dict(stack=_stack, deferred=deferred, EAGER_ONLY=EAGER_ONLY, computed=_computed,
+                             dispatch=sys.modules[__name__], record=_crecord.record))
+    return _crecord.bind if _record is _crecord.record else bind
+
+
+# Modules imported while recording.py was (variable.py) keep the Python bind: the same function.
+python_bind = bind
+bind = _accelerated_bind()
