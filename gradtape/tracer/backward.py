@@ -17,6 +17,11 @@ eagerly passed in as inputs.
 
 Both answer `run(seeds)` with one gradient per source and say which sources
 are `connected`.
+
+`cached_plan` is tape.gradient's shortcut to the first case for a training
+loop's question (recorded targets, watched sources, seeds of ones): it
+makes the key in a few C calls and returns the cached plan, or None for
+backward_for to answer.
 """
 from __future__ import annotations
 
@@ -41,7 +46,8 @@ class Question:
     read of a variable), or `(True, (position,))` for a tensor computed on
     the tape, or `(False, ())` for a source with no gradient. `key` is the
     question as a hashable value: with the recording's structure, it names
-    the backward function.
+    the backward function. It is `(targets, per source: its leaves, or
+    ("tapped", position), or ())`, a form `cached_plan` makes quickly.
     """
 
     __slots__ = ("targets", "sources", "key")
@@ -65,7 +71,8 @@ class Question:
                 self.sources.append((True, (var_of[key],)))
             else:
                 self.sources.append((False, ()))
-        self.key = (tuple(self.targets), tuple(self.sources))
+        self.key = (tuple(self.targets),
+                    tuple(("tapped", *positions) if tapped else positions for tapped, positions in self.sources))
 
 
 class BackwardParts:
@@ -171,28 +178,69 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     if tape_stack.local.tapes:
         backward_cache.count("replayed")
         return Backward(rec, question, batch)
-    key = question.key
+    # The key: the question and how the plan answers it (see cached_plan).
+    how = ()
     if batch is not None:
-        key += (("batch", batch),)
-    # Deferred forward values (deferred.py) that were never computed: the plan
-    # computes them itself, fused with the backward. A target already read
-    # has had every value it depends on computed, so the plan reads them.
-    recompute = False
-    if rec.deferred:
-        for t in targets:
-            if t.__class__ is PendingTensor and t._forced is None:  # (is_pending, inlined)
-                recompute = True
-                break
+        how += (("batch", batch),)
+    recompute = _recomputes(rec, targets)
     if recompute:
-        key += ("recompute",)
+        how += ("recompute",)
     unit_seeds = unit_seeds and batch is None
     if unit_seeds:
-        key += ("unit seeds",)
-    plan = backward_cache.lookup(
-        rec, key, lambda: BackwardPlan(BackwardParts(rec, question, batch, recompute, unit_seeds)))
+        how += ("unit seeds",)
+    key = (*question.key, how)
+    plan = backward_cache.lookup(rec, key, lambda: BackwardPlan(
+        BackwardParts(rec, question, batch, recompute, unit_seeds)))
     if plan is None:
         return Backward(rec, question, batch)
     return plan.bind(rec)
+
+
+def cached_plan(rec: Recording, targets, sources) -> BackwardPlan | None:
+    """The plan `backward_for(rec, targets, sources, unit_seeds=True)` would bind, when
+    the cache holds it and the question is tape.gradient's common one: every target a
+    recorded Tensor (not a Variable), every source watched. Else None, having counted
+    nothing: then call backward_for.
+
+    The caller makes sure that no tape is recording (a recording tape replays
+    the backward instead). The plan's `gradients(rec)` runs it.
+    """
+    recompute = False
+    for t in targets:
+        cls = t.__class__
+        if cls is PendingTensor:
+            recompute = recompute or t._forced is None  # (is_pending, inlined)
+        elif cls is not Tensor:
+            return None
+    # Question's key, made in C. It leaves out Question's checks of dtypes and tracking,
+    # which a hit makes true: the key names the recording's structure, so the type at
+    # each target's position is the one the plan was built for, floating; a recorded
+    # Tensor is tracked; and only floating tensors are watched. A target not recorded
+    # is None in both.
+    try:
+        key = (
+            tuple(map(rec.var_of.get, map(id, targets))),
+            tuple(map(tuple, map(rec.sources.get, map(id, sources)))),
+            _RECOMPUTE_UNIT_SEEDS if recompute and rec.deferred else _UNIT_SEEDS,
+        )
+    except TypeError:  # tuple(None): a source not watched, which Question must look at
+        return None
+    return backward_cache.find(rec, key)
+
+
+_UNIT_SEEDS = ("unit seeds",)
+_RECOMPUTE_UNIT_SEEDS = ("recompute", "unit seeds")
+
+
+def _recomputes(rec: Recording, targets) -> bool:
+    """Whether the plan computes the forward itself: deferred forward values (deferred.py)
+    that were never computed. A target already read has had every value it depends on
+    computed, so the plan reads them."""
+    if rec.deferred:
+        for t in targets:
+            if t.__class__ is PendingTensor and t._forced is None:  # (is_pending, inlined)
+                return True
+    return False
 
 
 class Backward:

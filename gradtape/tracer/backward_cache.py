@@ -30,11 +30,17 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import itertools
 import threading
 
 _lock = threading.Lock()
 _plans: collections.OrderedDict = collections.OrderedDict()  # _Key -> plan, least recent first
-_counts = {"hits": 0, "misses": 0, "uncached": 0, "replayed": 0}
+_counts = {"misses": 0, "uncached": 0, "replayed": 0}
+# Hits, the event of every step of a training loop, are counted without the lock:
+# next() of an itertools.count is one C call, which no other thread interrupts.
+# Reading the count takes a number too (`_hits`, under the lock).
+_hit_ticks = itertools.count()
+_ticks_read = 0  # numbers taken from _hit_ticks by _hits, not by hits
 _max_plans = 256
 _disabled = 0  # depth of `disabled()` contexts
 # (key parts, plan) of the most recently used plan, compared first: a training
@@ -71,23 +77,13 @@ def lookup(rec, question_key, build):
         count("uncached")
         return None
     parts = (rec.structure_key(), question_key)
-    recent = _recent
-    if recent is not None and recent[0] == parts:  # already the most recent in the LRU order
-        with _lock:
-            _counts["hits"] += 1
-        return recent[1]
-    try:
-        key = _Key(parts)
-    except TypeError:  # an unhashable param: no key, but still a gradient
+    plan, key = _cached(parts)
+    if plan is not None:
+        return plan
+    if key is None:  # an unhashable param: no key, but still a gradient
         count("uncached")
         return None
     with _lock:
-        plan = _plans.get(key)
-        if plan is not None:
-            _plans.move_to_end(key)
-            _counts["hits"] += 1
-            _recent = (parts, plan)
-            return plan
         _counts["misses"] += 1
     plan = build()  # outside the lock: building and compiling may take a while
     with _lock:
@@ -96,6 +92,47 @@ def lookup(rec, question_key, build):
             _plans.popitem(last=False)
         _recent = (parts, plan) if _max_plans else None
     return plan
+
+
+def find(rec, question_key):
+    """The plan for `question_key` on recording `rec` when the cache holds one (a hit,
+    counted), else None, counting nothing: the caller then asks `lookup`, which counts
+    what happens. The fast path of tape.gradient, which must not build a plan before
+    it has checked everything else."""
+    if rec.uncacheable is not None or _max_plans == 0 or _disabled:
+        return None
+    parts = (rec.structure_key(), question_key)
+    recent = _recent
+    if recent is not None and recent[0] == parts:  # _cached's first case, without its call
+        next(_hit_ticks)
+        return recent[1]
+    return _in_lru(parts)[0]
+
+
+def _cached(parts) -> tuple:
+    """(the plan cached under key parts `parts` or None, its _Key or None when `parts` is
+    unhashable); counts a hit."""
+    recent = _recent
+    if recent is not None and recent[0] == parts:  # already the most recent in the LRU order
+        next(_hit_ticks)
+        return recent[1], None
+    return _in_lru(parts)
+
+
+def _in_lru(parts) -> tuple:
+    """_cached, once the most recent plan is not the one: a lookup in the LRU order."""
+    global _recent
+    try:
+        key = _Key(parts)
+    except TypeError:
+        return None, None
+    with _lock:
+        plan = _plans.get(key)
+        if plan is not None:
+            _plans.move_to_end(key)
+            next(_hit_ticks)
+            _recent = (parts, plan)
+    return plan, key
 
 
 def count(what: str):
@@ -116,17 +153,26 @@ def cache_info() -> dict:
         19
     """
     with _lock:
-        return dict(_counts, entries=len(_plans), max_plans=_max_plans)
+        return dict(hits=_hits(), **_counts, entries=len(_plans), max_plans=_max_plans)
+
+
+def _hits() -> int:
+    """The number of hits so far (call under the lock: it takes a number from the counter)."""
+    global _ticks_read
+    hits = next(_hit_ticks) - _ticks_read
+    _ticks_read += 1
+    return hits
 
 
 def clear_cache():
     """Drop every plan and reset the counters."""
-    global _recent
+    global _recent, _hit_ticks, _ticks_read
     with _lock:
         _plans.clear()
         _recent = None
         for k in _counts:
             _counts[k] = 0
+        _hit_ticks, _ticks_read = itertools.count(), 0
 
 
 @contextlib.contextmanager

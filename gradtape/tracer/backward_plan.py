@@ -11,6 +11,7 @@ reference interpreter serving calls until the compiled function is ready.
 """
 from __future__ import annotations
 
+import operator
 import threading
 
 import numpy as np
@@ -33,22 +34,42 @@ _lock = threading.Lock()
 class BackwardPlan:
     """The structural half of a backward: its Function and where its inputs come from.
 
+    The Function's inputs are the recorded leaves it reads, then the recorded
+    forward values (`known`), then the constant arrays it needs (the zero
+    inputs of intermediate sources), then the seeds when they are inputs (not
+    baked in, see `unit_seeds`): each kind is gathered by position at once.
+
     Args:
       parts: a backward.BackwardParts built from one recording.
     """
 
     def __init__(self, parts):
-        self.fn = parts.fn
         taps = parts.taps
-        self.leaf_refs = [_ref(v, taps) for v in parts.leaves]
-        self.known_refs = [_ref(v, taps) for v in parts.known]
+        invars = parts.fn.invars
+        n_leaves, n_known = len(parts.leaves), len(parts.known)
+        n_seeds = len(invars) - n_leaves - n_known
+        leaves = [(_ref(v, taps), x) for v, x in zip(parts.leaves, invars[:n_leaves])]
+        recorded = [(r, x) for r, x in leaves if r.__class__ is int]
+        constants = [(r, x) for r, x in leaves if r.__class__ is not int]
+        known = [(_ref(v, taps), x) for v, x in zip(parts.known, invars[n_leaves + n_seeds:])]
+        ordered = recorded + known + constants
+        self.fn = ir.Function([x for _, x in ordered] + list(invars[n_leaves:n_leaves + n_seeds]),
+                              parts.fn.eqns, parts.fn.outvars)
+        self._leaf_positions = [r for r, _ in recorded]
+        self._get_leaves = _items_getter(self._leaf_positions)
+        self._get_known = _items_getter([r for r, _ in known])
+        self._constants = [r for r, _ in constants]
+        self._known_or_constants = bool(known or constants)
         self.live = parts.live
         self.target_types = parts.target_types
         self.unit_seeds = parts.unit_seeds
         self.plan = parts.plan
         self.connected = parts.connected
+        # Output k is the gradient of source k (each connected, read once): no sums to make.
+        self._outputs_in_order = self.plan == [[k] for k in range(len(self.plan))]
         self.runs = 0
         self._compiled = None
+        self._entry = None  # the compiled function's raw entry point (see CompiledFunction.entry)
         self._future = None
         self._started = not self.fn.outvars  # no connected source: nothing to compile
 
@@ -56,15 +77,40 @@ class BackwardPlan:
         """This plan with the forward values of `rec` (a recording of its structure)."""
         return BoundBackward(self, rec)
 
+    def arguments(self, rec) -> list:
+        """The inputs of the plan's Function before the seeds: arrays from recording `rec`."""
+        # Recording.value for each position, in C calls. A leaf: the array a variable
+        # read saw, else the recorded array or Tensor (constant or watched). A forward
+        # value: a recorded op's result, always a Tensor.
+        values = rec.values
+        args = list(map(np.asarray, map(rec.snapshots.get, self._leaf_positions, self._get_leaves(values))))
+        if self._known_or_constants:  # none when the plan recomputes the forward (deferred.py)
+            args += map(_value_of, self._get_known(values))
+            args += self._constants
+        return args
+
+    def gradients(self, rec) -> list:
+        """Gradients per source (Tensor, or None when unconnected) on recording `rec`, for a
+        plan with its seeds of ones baked in (`unit_seeds`): one run, nothing kept."""
+        outs = self.execute(self.arguments(rec))
+        if self._outputs_in_order:
+            return list(map(Tensor, outs))
+        return gather_gradients(outs, self.plan)
+
     def execute(self, args) -> list:
-        """Outputs of the plan's Function on `args`, compiled when it is ready."""
+        """Outputs of the plan's Function on `args` (arrays), compiled when it is ready."""
         self.runs += 1
+        entry = self._entry
+        if entry is not None:
+            outs = entry(*args)  # NotImplemented unless every array is exactly as compiled for
+            if outs is not NotImplemented:
+                return outs
         compiled = self._compiled
         if compiled is None:
             compiled = self._poll()
             if compiled is None:
                 return ir.eval_function(self.fn, args)
-        return compiled(*args)
+        return compiled(*args)  # converts what the entry point declined, or says what is wrong
 
     def _poll(self):
         """The CompiledFunction if it is ready; starts compiling once the plan is warm."""
@@ -80,8 +126,7 @@ class BackwardPlan:
             # work for the simplifier (seeds of ones, broadcasts of scalars).
             fn = optimize(self.fn)
             if compile_async is None:
-                self._compiled = runtime.compile_function(fn)
-                return self._compiled
+                return self._adopt(runtime.compile_function(fn))
             self._future = compile_async(fn)
         with _lock:
             future = self._future
@@ -94,8 +139,25 @@ class BackwardPlan:
             # Compile again in the foreground: the error then surfaces with its
             # own traceback, or a transient failure is retried.
             compiled = runtime.compile_function(optimize(self.fn))
+        return self._adopt(compiled)
+
+    def _adopt(self, compiled):
         self._compiled = compiled
+        # A CompiledFunction's entry skips its Python frame; a stand-in without one is called.
+        self._entry = getattr(compiled, "entry", None)
         return compiled
+
+
+def _items_getter(positions):
+    """A C function of a list giving its items at `positions`, in a tuple or a list."""
+    if len(positions) >= 2:
+        return operator.itemgetter(*positions)
+    # itemgetter of one position gives a bare item: a slice gives a list
+    p = positions[0] if positions else 0
+    return operator.itemgetter(slice(p, p + len(positions)))
+
+
+_value_of = operator.attrgetter("_value")  # a Tensor's array (computed, for a pending one)
 
 
 def _ref(v, taps):
@@ -123,23 +185,15 @@ class BoundBackward:
         self.connected = plan.connected
         self._values = None
 
-    def _gather(self):
-        value = self.rec.value
-        plan = self.plan
-        leaves = [value(r) if r.__class__ is int else r for r in plan.leaf_refs]
-        known = [value(r) if r.__class__ is int else r for r in plan.known_refs] if plan.known_refs else []
-        return leaves, known
-
     def run(self, seeds) -> list:
         """Gradients per source (Tensor, or None when unconnected) for these seeds."""
         plan = self.plan
         if self._values is None:
-            self._values = self._gather()
-        leaves, known = self._values
+            self._values = plan.arguments(self.rec)
         if plan.unit_seeds:  # baked into the function
-            args = leaves + known
+            args = self._values
         else:
-            args = leaves + [seed_array(seeds[i], ty) for i, ty in zip(plan.live, plan.target_types)] + known
+            args = self._values + [seed_array(seeds[i], ty) for i, ty in zip(plan.live, plan.target_types)]
         return gather_gradients(plan.execute(args), plan.plan)
 
 
@@ -155,11 +209,14 @@ def gather_gradients(outs, plan) -> list:
     None when unconnected."""
     grads = []
     for idx in plan:
-        if not idx:
+        if len(idx) == 1:  # the common case: a source read once
+            g = outs[idx[0]]
+        elif not idx:
             grads.append(None)
             continue
-        g = outs[idx[0]]
-        for k in idx[1:]:
-            g = bind(ir.all_ops["add"], g, outs[k])
+        else:
+            g = outs[idx[0]]
+            for k in idx[1:]:
+                g = bind(ir.all_ops["add"], g, outs[k])
         grads.append(g if isinstance(g, Tensor) else Tensor(g))
     return grads

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import ir
 from . import tape_stack, tree
-from .backward import backward_for
+from .backward import backward_for, cached_plan
 from .dispatch import bind
 from .recording import Recording
 from .recording import record as _record
@@ -31,6 +31,7 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
+_NONE, _ZERO = UnconnectedGradients.NONE, UnconnectedGradients.ZERO
 _MODES = {m: m for m in UnconnectedGradients} | {m.value: m for m in UnconnectedGradients}
 
 _NON_PERSISTENT_USED = (
@@ -230,6 +231,41 @@ class GradientTape:
           ValueError: for a Variable target, an unknown `unconnected_gradients`,
             or `output_gradients` that do not match the targets.
         """
+        # A training loop's case first: targets recorded Tensors (one, or a flat list or
+        # tuple), sources watched (likewise), no output_gradients, no tape recording
+        # once this one is used, and the backward plan cached (backward.cached_plan).
+        # It skips what the general path below does to find the plan, and gives the same
+        # gradients; anything else, and every error, takes the general path.
+        rec = self._tape
+        if rec is not None and output_gradients is None and (
+            unconnected_gradients is _NONE or unconnected_gradients is _ZERO
+        ):
+            structure = sources.__class__
+            if structure is list or structure is tuple:
+                flat_sources = sources
+            elif isinstance(sources, (dict, list, tuple)):  # nested: the general path
+                flat_sources = ()
+            else:
+                flat_sources = (sources,)
+            tapes = tape_stack.local.tapes
+            # This tape itself is popped by _begin_use (a persistent one warns and replays).
+            if flat_sources and (not tapes or (tapes == [self] and not self._persistent)):
+                cls = target.__class__
+                plan = cached_plan(rec, target if cls is list or cls is tuple else (target,), flat_sources)
+                if plan is not None:
+                    # _begin_use, for the case checked above
+                    if tapes:
+                        self._pop_tape()
+                    if not self._persistent:
+                        self._watched_after_use = list(rec.variables)
+                        self._tape = None
+                        self._used = True
+                    grads = plan.gradients(rec)
+                    if unconnected_gradients is _ZERO:
+                        grads = [_zeros_if_none(g, s) for g, s in zip(grads, flat_sources)]
+                    if structure is list:
+                        return grads
+                    return tuple(grads) if structure is tuple else grads[0]
         self._check_usable()
         unconnected = _unconnected_mode(unconnected_gradients)
         if target is None:
