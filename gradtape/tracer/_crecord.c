@@ -36,7 +36,7 @@ static Py_ssize_t off_sym;  /* Tensor._sym */
 static Py_ssize_t off_version;  /* Variable._version */
 static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced;  /* PendingTensor */
 static Py_ssize_t off_var_of, off_info, off_structure, off_values, off_leaves, off_deferred;  /* Recording */
-static Py_ssize_t off_versions, off_literals;  /* Recording */
+static Py_ssize_t off_versions, off_literals, off_const_of;  /* Recording */
 
 static PyObject *s_variable_read, *s_constants, *s_input_types, *s_structure_entry;
 static PyObject *s_value, *s_shape, *s_dtype;
@@ -257,6 +257,28 @@ static PyObject *variable_position(PyObject *rec, PyObject *var_of, PyObject *a)
     return p;
 }
 
+/* Fill in inputs[i] and type_ids[i] for a Tensor constant already a leaf of this recording
+ * (const_of: a constant used by an earlier op). Returns 1 when filled, 0 when Python must
+ * make its leaf, -1 on error. */
+static int known_constant(PyObject *rec, PyObject *info, PyObject *a, PyObject *inputs, PyObject *type_ids,
+                          Py_ssize_t i)
+{
+    PyObject *const_of = SLOT(rec, off_const_of);
+    if (const_of == NULL || !PyDict_Check(const_of))
+        return 0;
+    PyObject *p = position_of(const_of, a);
+    if (p == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *tid = type_id_at(info, p);
+    if (tid == NULL)
+        return -1;
+    Py_INCREF(tid);
+    PyList_SetItem(type_ids, i, tid);
+    Py_INCREF(p);
+    PyList_SetItem(inputs, i, p);
+    return 1;
+}
+
 /* Fill in inputs[i] and type_ids[i] for a Python float or int or a NumPy float64 operand
  * whose Literal the memo (recording._literals) holds, as recording.py's `_literal` would:
  * the key is (dtype, the value's 8 bytes). Returns 1 when filled, 0 when Python must do it,
@@ -409,7 +431,11 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
          * otherwise Python makes every constant, in operand order, as recording.py does. */
         int plain = 1;
         for (Py_ssize_t i = 0; i < n; i++) {
-            if (PyList_GET_ITEM(inputs, i) == Py_None && scalar_literal(rec, items[i], inputs, type_ids, i) < 0)
+            if (PyList_GET_ITEM(inputs, i) != Py_None)
+                continue;
+            int filled = Py_IS_TYPE(items[i], tensor_type) ? known_constant(rec, info, items[i], inputs, type_ids, i)
+                                                           : scalar_literal(rec, items[i], inputs, type_ids, i);
+            if (filled < 0)
                 goto done;
         }
         for (Py_ssize_t i = 0; i < n && plain; i++) {
@@ -591,7 +617,7 @@ static const struct {
     {1, "_params", &off_params},    {1, "_forced", &off_forced},     {0, "var_of", &off_var_of},
     {0, "info", &off_info},         {0, "structure", &off_structure}, {0, "values", &off_values},
     {0, "leaves", &off_leaves},     {0, "deferred", &off_deferred},  {0, "versions", &off_versions},
-    {0, "literals", &off_literals},
+    {0, "literals", &off_literals}, {0, "const_of", &off_const_of},
 };
 #define N_SLOTS (sizeof(slots) / sizeof(slots[0]))
 
