@@ -97,6 +97,20 @@ static PyObject *type_id_at(PyObject *info, PyObject *p)
     return PyTuple_GET_ITEM(entry, 1);
 }
 
+/* inputs[i] = p and type_ids[i] = its type id; steals the reference to p (also on error). */
+static int set_input(PyObject *info, PyObject *inputs, PyObject *type_ids, Py_ssize_t i, PyObject *p)
+{
+    PyObject *tid = type_id_at(info, p);
+    if (tid == NULL) {
+        Py_DECREF(p);
+        return -1;
+    }
+    Py_INCREF(tid);
+    PyList_SetItem(type_ids, i, tid);
+    PyList_SetItem(inputs, i, p);
+    return 0;
+}
+
 /* A new leaf for an array operand (Recording._leaf(value, CONSTANT)); returns its position (new ref). */
 static PyObject *array_leaf(PyObject *rec, PyObject *value)
 {
@@ -269,14 +283,8 @@ static int known_constant(PyObject *rec, PyObject *info, PyObject *a, PyObject *
     PyObject *p = position_of(const_of, a);
     if (p == NULL)
         return PyErr_Occurred() ? -1 : 0;
-    PyObject *tid = type_id_at(info, p);
-    if (tid == NULL)
-        return -1;
-    Py_INCREF(tid);
-    PyList_SetItem(type_ids, i, tid);
     Py_INCREF(p);
-    PyList_SetItem(inputs, i, p);
-    return 1;
+    return set_input(info, inputs, type_ids, i, p) < 0 ? -1 : 1;
 }
 
 /* Fill in inputs[i] and type_ids[i] for a Python float or int or a NumPy float64 operand
@@ -412,14 +420,8 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             continue;
         }
         tracked = 1;
-        PyObject *tid = type_id_at(info, p);
-        if (tid == NULL) {
-            Py_DECREF(p);
+        if (set_input(info, inputs, type_ids, i, p) < 0)
             goto done;
-        }
-        Py_INCREF(tid);
-        PyList_SET_ITEM(type_ids, i, tid);
-        PyList_SET_ITEM(inputs, i, p);
     }
     if (!tracked) {
         ret = Py_None;
@@ -450,16 +452,8 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             if (PyList_GET_ITEM(inputs, i) != Py_None)
                 continue;
             PyObject *p = array_leaf(rec, items[i]);
-            if (p == NULL)
+            if (p == NULL || set_input(info, inputs, type_ids, i, p) < 0)
                 goto done;
-            PyObject *tid = type_id_at(info, p);
-            if (tid == NULL) {
-                Py_DECREF(p);
-                goto done;
-            }
-            Py_INCREF(tid);
-            PyList_SetItem(type_ids, i, tid);
-            PyList_SetItem(inputs, i, p);
         }
         if (!plain) {
             PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, args, inputs, type_ids, NULL);
