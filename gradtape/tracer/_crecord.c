@@ -59,12 +59,17 @@ static int slot_offset(PyTypeObject *cls, const char *name, Py_ssize_t *out)
     return 0;
 }
 
-/* A slot of a Recording, a borrowed reference; NULL with AttributeError when unset. */
-static PyObject *rec_slot(PyObject *rec, Py_ssize_t off, const char *name)
+/* A slot of a Recording, a borrowed reference; NULL with an error when unset, or when
+ * `list` and it is not a list (record() indexes those directly). */
+static PyObject *rec_slot(PyObject *rec, Py_ssize_t off, const char *name, int list)
 {
     PyObject *v = SLOT(rec, off);
     if (v == NULL)
         PyErr_Format(PyExc_AttributeError, "Recording.%s is not set", name);
+    else if (list && !PyList_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "Recording.%s is not a list", name);
+        v = NULL;
+    }
     return v;
 }
 
@@ -114,12 +119,6 @@ static int set_input(PyObject *info, PyObject *inputs, PyObject *type_ids, Py_ss
 /* A new leaf for an array operand (Recording._leaf(value, CONSTANT)); returns its position (new ref). */
 static PyObject *array_leaf(PyObject *rec, PyObject *value)
 {
-    PyObject *structure = rec_slot(rec, off_structure, "structure");
-    PyObject *info = rec_slot(rec, off_info, "info");
-    PyObject *values = rec_slot(rec, off_values, "values");
-    PyObject *leaves = rec_slot(rec, off_leaves, "leaves");
-    if (!structure || !info || !values || !leaves)
-        return NULL;
     PyObject *shape = PyObject_GetAttr(value, s_shape);
     if (shape == NULL)
         return NULL;
@@ -145,6 +144,15 @@ static PyObject *array_leaf(PyObject *rec, PyObject *value)
     if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2) {
         Py_DECREF(hit);
         PyErr_SetString(PyExc_TypeError, "the type memo's entry is not a (type, id) pair");
+        return NULL;
+    }
+    /* read after the memo's Python (_type_of) has run */
+    PyObject *structure = rec_slot(rec, off_structure, "structure", 1);
+    PyObject *info = rec_slot(rec, off_info, "info", 1);
+    PyObject *values = rec_slot(rec, off_values, "values", 1);
+    PyObject *leaves = rec_slot(rec, off_leaves, "leaves", 1);
+    if (!structure || !info || !values || !leaves) {
+        Py_DECREF(hit);
         return NULL;
     }
     PyObject *p = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
@@ -359,8 +367,8 @@ static int array_ndim(PyObject *a)
 static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObject *params, PyObject *result,
                              PyObject *watch_reads)
 {
-    PyObject *var_of = rec_slot(rec, off_var_of, "var_of");
-    PyObject *info = rec_slot(rec, off_info, "info");
+    PyObject *var_of = rec_slot(rec, off_var_of, "var_of", 0);
+    PyObject *info = rec_slot(rec, off_info, "info", 1);
     if (var_of == NULL || info == NULL)
         return NULL;
     if (!PyDict_Check(var_of) || !PyList_Check(info) || !PyDict_Check(params)) {
@@ -377,6 +385,9 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             return PyObject_CallFunctionObjArgs(py_record, rec, op, args, params, result, watch_reads, NULL);
     }
 
+    /* held: the Python called below (watching, constants, shape rules) must not free them */
+    Py_INCREF(var_of);
+    Py_INCREF(info);
     PyObject *ret = NULL, *inputs = PyList_New(n), *type_ids = PyList_New(n);
     PyObject *hit = NULL, *entry = NULL, *position = NULL, *pending_args = NULL;
     int tracked = 0, reads_variable = 0, untracked = 0;
@@ -510,8 +521,8 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     }
     /* from here `result` is a reference we own */
 
-    PyObject *structure = rec_slot(rec, off_structure, "structure");
-    PyObject *values = rec_slot(rec, off_values, "values");
+    PyObject *structure = rec_slot(rec, off_structure, "structure", 1);
+    PyObject *values = rec_slot(rec, off_values, "values", 1);
     if (structure == NULL || values == NULL) {
         Py_DECREF(result);
         goto done;
@@ -543,6 +554,8 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     ret = result;
 
 done:
+    Py_DECREF(var_of);
+    Py_DECREF(info);
     Py_XDECREF(inputs);
     Py_XDECREF(type_ids);
     Py_XDECREF(hit);
@@ -567,9 +580,15 @@ static PyObject *record(PyObject *module, PyObject *const *argv, Py_ssize_t argc
         PyErr_Format(PyExc_TypeError, "record: expected a Recording, got %s", Py_TYPE(rec)->tp_name);
         return NULL;
     }
-    PyObject *args = PySequence_Fast(argv[2], "record: args must be a sequence");
-    if (args == NULL)
+    /* a tuple: callbacks into Python cannot resize it under record_impl's feet */
+    PyObject *args = PyTuple_Check(argv[2]) ? Py_NewRef(argv[2]) : PySequence_Tuple(argv[2]);
+    if (args == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "record: args must be a sequence");
+        }
         return NULL;
+    }
     PyObject *out = record_impl(rec, argv[1], args, argv[3], argv[4], argv[5]);
     Py_DECREF(args);
     return out;

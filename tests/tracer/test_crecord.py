@@ -255,6 +255,21 @@ def test_record_checks_its_arguments():
         _crecord.record(Recording())
     with pytest.raises(TypeError, match="must be a sequence"):
         _crecord.record(Recording(), elementwise.mul_p, 3, {}, None, True)
+    broken = Recording()
+    broken.info = None  # a Recording whose state was tampered with gets an error, not a crash
+    with pytest.raises(TypeError, match="Recording.info is not a list"):
+        _crecord.record(broken, elementwise.mul_p, (X[0], 2.0), {}, None, True)
+
+
+def test_record_takes_any_sequence_of_operands():
+    got = []
+    for args in ([2.0], (2.0,)):
+        rec = Recording()
+        w = gt.Variable(W0.copy())
+        rec.watch(w)
+        y = _crecord.record(rec, elementwise.mul_p, [w, *args], {}, None, True)
+        got.append((rec.structure, y.numpy().tobytes()))
+    assert got[0] == got[1] and got[0][1] == (W0 * 2.0).tobytes()
 
 
 def test_a_failed_setup_keeps_the_previous_one():
