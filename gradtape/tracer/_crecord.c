@@ -7,12 +7,12 @@
  * (docs/optimization.md). Here it is a few hundred instructions.
  *
  * What stays in Python (recording.py, called from here): everything off the
- * common path. Variable reads (`_variable_read`: watching), scalar and
- * tensor constants (`_constants`), misses of the type and signature memos
- * (`_type_of`, `_signature`: the shape rules), and structure entries for ops
- * whose params hold objects (`_structure_entry`). An operand of a class this
- * file does not know (a Tensor subclass other than PendingTensor and
- * Variable) hands the whole op to the Python method, before anything is
+ * common path. Scalar constants the Literal memo does not hold yet and tensor
+ * constants not yet leaves (`_constants`), misses of the type and signature
+ * memos (`_type_of`, `_signature`: the shape rules), and structure entries
+ * for ops whose params hold objects (`_structure_entry`). An operand of a
+ * class this file does not know (a Tensor subclass other than PendingTensor
+ * and Variable) hands the whole op to the Python method, before anything is
  * recorded. So the two implementations record identical structures; the
  * tests (tests/tracer/test_crecord.py) compare them op by op.
  *
@@ -29,17 +29,17 @@
 /* Set by setup(): the classes, memos and Python helpers this file uses (see `needed` below). */
 static PyTypeObject *recording_type, *pending_type, *tensor_type, *variable_type, *ndarray_type, *float64_type;
 static PyObject *signatures_memo, *types_memo, *literals_memo;  /* recording._signatures, _types, _literals */
-static PyObject *py_record, *py_signature, *py_type_of, *constant_kind, *float64_dtype, *int64_dtype;
+static PyObject *py_record, *py_signature, *py_type_of, *constant_kind, *variable_kind, *float64_dtype, *int64_dtype;
 
 /* Slot offsets. */
-static Py_ssize_t off_sym;  /* Tensor._sym */
-static Py_ssize_t off_version;  /* Variable._version */
+static Py_ssize_t off_sym, off_value;  /* Tensor._sym, Tensor._value */
+static Py_ssize_t off_version, off_trainable;  /* Variable */
 static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced;  /* PendingTensor */
 static Py_ssize_t off_var_of, off_info, off_structure, off_values, off_leaves, off_deferred;  /* Recording */
-static Py_ssize_t off_versions, off_literals, off_const_of;  /* Recording */
+static Py_ssize_t off_versions, off_literals, off_const_of, off_sources, off_variables, off_snapshots;  /* Recording */
 
-static PyObject *s_variable_read, *s_constants, *s_input_types, *s_structure_entry;
-static PyObject *s_value, *s_shape, *s_dtype;
+static PyObject *s_constants, *s_input_types, *s_structure_entry;
+static PyObject *s_shape, *s_dtype, *s_kind;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -116,13 +116,15 @@ static int set_input(PyObject *info, PyObject *inputs, PyObject *type_ids, Py_ss
     return 0;
 }
 
-/* A new leaf for an array operand (Recording._leaf(value, CONSTANT)); returns its position (new ref). */
-static PyObject *array_leaf(PyObject *rec, PyObject *value)
+/* A new leaf for `value`, of the type of `array` (Recording._leaf(value, kind)): an array
+ * operand (value is array, kind CONSTANT) or a Variable read (array is what it holds now,
+ * kept as the read's snapshot; kind VARIABLE). Returns its position (a new reference). */
+static PyObject *new_leaf(PyObject *rec, PyObject *value, PyObject *array, PyObject *kind)
 {
-    PyObject *shape = PyObject_GetAttr(value, s_shape);
+    PyObject *shape = PyObject_GetAttr(array, s_shape);
     if (shape == NULL)
         return NULL;
-    PyObject *dtype = PyObject_GetAttr(value, s_dtype);
+    PyObject *dtype = PyObject_GetAttr(array, s_dtype);
     if (dtype == NULL) {
         Py_DECREF(shape);
         return NULL;
@@ -156,9 +158,12 @@ static PyObject *array_leaf(PyObject *rec, PyObject *value)
         return NULL;
     }
     PyObject *p = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
-    PyObject *entry = PyTuple_Pack(2, PyTuple_GET_ITEM(hit, 1), constant_kind);
+    PyObject *entry = PyTuple_Pack(2, PyTuple_GET_ITEM(hit, 1), kind);
+    PyObject *snapshots = kind == variable_kind ? SLOT(rec, off_snapshots) : NULL;
     int err = p == NULL || entry == NULL || PyList_Append(structure, entry) || PyList_Append(info, hit) ||
-              PyList_Append(values, value) || PyList_Append(leaves, p);
+              PyList_Append(values, value) ||
+              (snapshots != NULL && (!PyDict_Check(snapshots) || PyDict_SetItem(snapshots, p, array))) ||
+              PyList_Append(leaves, p);
     Py_XDECREF(entry);
     Py_DECREF(hit);
     if (err) {
@@ -244,11 +249,13 @@ static PyObject *variables_read(PyObject *args)
         PyObject *a = items[i];
         PyObject *v;
         if (Py_IS_TYPE(a, variable_type)) {
-            v = PyObject_GetAttr(a, s_value);
+            v = SLOT(a, off_value);
             if (v == NULL) {
                 Py_DECREF(out);
+                PyErr_SetString(PyExc_AttributeError, "a Variable without a value");
                 return NULL;
             }
+            Py_INCREF(v);
         } else {
             Py_INCREF(a);
             v = a;
@@ -276,6 +283,84 @@ static PyObject *variable_position(PyObject *rec, PyObject *var_of, PyObject *a)
     if (same != 1)
         return NULL;  /* an error here is raised again by _variable_read */
     Py_INCREF(p);
+    return p;
+}
+
+/* Watch Variable `v` (id `key`, holding `array`) from here on: Recording._watch_variable.
+ * Returns its new position (a new reference). */
+static PyObject *watch_variable(PyObject *rec, PyObject *var_of, PyObject *v, PyObject *key, PyObject *array)
+{
+    PyObject *const_of = SLOT(rec, off_const_of), *sources = SLOT(rec, off_sources);
+    PyObject *variables = SLOT(rec, off_variables), *versions = SLOT(rec, off_versions);
+    PyObject *version = SLOT(v, off_version);
+    if (!const_of || !sources || !variables || !versions || !version || !PyDict_Check(const_of) ||
+        !PyDict_Check(sources) || !PyList_Check(variables) || !PyDict_Check(versions)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord: unexpected recording or variable state");
+        return NULL;
+    }
+    if (PyDict_DelItem(const_of, key) < 0) {  /* its unwatched reads do not count */
+        if (!PyErr_ExceptionMatches(PyExc_KeyError))
+            return NULL;
+        PyErr_Clear();
+    }
+    PyObject *p = new_leaf(rec, v, array, variable_kind);
+    if (p == NULL || PyDict_SetItem(var_of, key, p) < 0)
+        goto fail;
+    PyObject *reads = PyDict_GetItemWithError(sources, key);
+    if (reads != NULL) {
+        if (!PyList_Check(reads) || PyList_Append(reads, p) < 0)
+            goto fail;
+    } else {
+        PyObject *first = PyErr_Occurred() ? NULL : PyList_New(1);
+        if (first == NULL)
+            goto fail;
+        Py_INCREF(p);
+        PyList_SET_ITEM(first, 0, p);
+        int err = PyDict_SetItem(sources, key, first) || PyList_Append(variables, v);
+        Py_DECREF(first);
+        if (err)
+            goto fail;
+    }
+    if (PyDict_SetItem(versions, key, version) < 0)
+        goto fail;
+    return p;
+fail:
+    Py_XDECREF(p);
+    return NULL;
+}
+
+/* The position of a read of Variable `a`, watching it first when it should be
+ * (Recording._variable_read): a new reference; NULL with no error set when the read is not
+ * tracked; NULL with an error. */
+static PyObject *variable_read(PyObject *rec, PyObject *var_of, PyObject *a, PyObject *watch_reads)
+{
+    PyObject *p = variable_position(rec, var_of, a);
+    if (p != NULL || PyErr_Occurred())
+        return p;
+    PyObject *sources = SLOT(rec, off_sources), *trainable = SLOT(a, off_trainable), *array = SLOT(a, off_value);
+    if (sources == NULL || trainable == NULL || array == NULL || !PyDict_Check(sources)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord: unexpected recording or variable state");
+        return NULL;
+    }
+    PyObject *key = PyLong_FromVoidPtr(a);
+    if (key == NULL)
+        return NULL;
+    /* An explicitly watched variable stays watched after an assign, trainable or not. */
+    int watch = PyObject_IsTrue(trainable);
+    if (watch > 0)
+        watch = PyObject_IsTrue(watch_reads);
+    if (watch == 0)
+        watch = PyDict_Contains(sources, key);
+    if (watch > 0) {  /* floating point only */
+        PyObject *dtype = PyObject_GetAttr(array, s_dtype);
+        PyObject *kind = dtype == NULL ? NULL : PyObject_GetAttr(dtype, s_kind);
+        Py_XDECREF(dtype);
+        watch = kind == NULL ? -1 : PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "f") == 0;
+        Py_XDECREF(kind);
+    }
+    if (watch > 0)
+        p = watch_variable(rec, var_of, a, key, array);
+    Py_DECREF(key);
     return p;
 }
 
@@ -401,15 +486,7 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             p = position_of(var_of, a);
             Py_XINCREF(p);
         } else if (cls == variable_type) {
-            p = variable_position(rec, var_of, a);
-            if (p == NULL) {  /* a first read: watch it, or not (Python) */
-                PyErr_Clear();
-                p = PyObject_CallMethodObjArgs(rec, s_variable_read, a, watch_reads, NULL);
-                if (p == NULL)
-                    goto done;
-                if (p == Py_None)
-                    Py_CLEAR(p);
-            }
+            p = variable_read(rec, var_of, a, watch_reads);
             reads_variable = 1;
         } else if (cls == tensor_type) {
             if (SLOT(a, off_sym) != NULL && SLOT(a, off_sym) != Py_None) {
@@ -462,7 +539,7 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         for (Py_ssize_t i = 0; i < n && plain; i++) {
             if (PyList_GET_ITEM(inputs, i) != Py_None)
                 continue;
-            PyObject *p = array_leaf(rec, items[i]);
+            PyObject *p = new_leaf(rec, items[i], items[i], constant_kind);
             if (p == NULL || set_input(info, inputs, type_ids, i, p) < 0)
                 goto done;
         }
@@ -614,6 +691,7 @@ static const struct {
     {"signature", &py_signature, ANY},
     {"type_of", &py_type_of, ANY},
     {"CONSTANT", &constant_kind, ANY},
+    {"VARIABLE", &variable_kind, ANY},
     {"float64_dtype", &float64_dtype, ANY},
     {"int64_dtype", &int64_dtype, ANY},
 };
@@ -630,7 +708,9 @@ static const struct {
     {1, "_params", &off_params},    {1, "_forced", &off_forced},     {0, "var_of", &off_var_of},
     {0, "info", &off_info},         {0, "structure", &off_structure}, {0, "values", &off_values},
     {0, "leaves", &off_leaves},     {0, "deferred", &off_deferred},  {0, "versions", &off_versions},
-    {0, "literals", &off_literals}, {0, "const_of", &off_const_of},
+    {0, "literals", &off_literals}, {0, "const_of", &off_const_of},  {0, "sources", &off_sources},
+    {0, "variables", &off_variables}, {0, "snapshots", &off_snapshots}, {2, "_value", &off_value},
+    {3, "trainable", &off_trainable},
 };
 #define N_SLOTS (sizeof(slots) / sizeof(slots[0]))
 
@@ -845,21 +925,20 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__crecord(void)
 {
-    s_variable_read = PyUnicode_InternFromString("_variable_read");
     s_constants = PyUnicode_InternFromString("_constants");
     s_input_types = PyUnicode_InternFromString("_input_types");
     s_structure_entry = PyUnicode_InternFromString("_structure_entry");
-    s_value = PyUnicode_InternFromString("_value");
     s_shape = PyUnicode_InternFromString("shape");
     s_dtype = PyUnicode_InternFromString("dtype");
+    s_kind = PyUnicode_InternFromString("kind");
     s_tapes = PyUnicode_InternFromString("tapes");
     s_enabled = PyUnicode_InternFromString("enabled");
     s_name = PyUnicode_InternFromString("name");
     s_tape = PyUnicode_InternFromString("_tape");
     s_watch = PyUnicode_InternFromString("_watch_accessed_variables");
     s_record = PyUnicode_InternFromString("_record");
-    if (!s_variable_read || !s_constants || !s_input_types || !s_structure_entry || !s_value || !s_shape ||
-        !s_dtype || !s_tapes || !s_enabled || !s_name || !s_tape || !s_watch || !s_record)
+    if (!s_constants || !s_input_types || !s_structure_entry || !s_shape ||
+        !s_dtype || !s_tapes || !s_enabled || !s_name || !s_tape || !s_watch || !s_record || !s_kind)
         return NULL;
     return PyModule_Create(&module_def);
 }

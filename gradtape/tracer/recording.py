@@ -400,7 +400,7 @@ def _crecord_names() -> dict:
     return dict(
         Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, ndarray=np.ndarray,
         float64=np.float64, signatures=_signatures, types=_types, literals=_literals, record=Recording.record,
-        signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, float64_dtype=np.dtype(np.float64),
+        signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, VARIABLE=VARIABLE, float64_dtype=np.dtype(np.float64),
         # Python ints make int64 Literals only where that is NumPy's default integer
         int64_dtype=np.dtype(np.int64) if np.asarray(0).dtype == np.int64 else None)
 

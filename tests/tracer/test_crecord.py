@@ -68,6 +68,16 @@ def variables(w, v):
     return [a, w * v, frozen * 3.0]
 
 
+def explicit_watch(w, v):
+    frozen = gt.Variable(W0 * 0.5, trainable=False)
+    counts = gt.Variable(np.arange(5))
+    gt.GradientTape.current().watch(frozen)
+    a = frozen * w
+    frozen.assign(frozen * 2.0)
+    b = frozen * 3.0  # still watched after the assign: it was watched explicitly
+    return [a, b, w + counts, w * w]  # an integer variable is never watched
+
+
 def params(w, v):
     m = gt.reshape(gt.concatenate([w, w, w[:2]]), (3, 4))
     return [gt.sum(m, axis=0), gt.transpose(m), gt.sum(m * M, axis=(0, 1), keepdims=True)]
@@ -95,8 +105,8 @@ def custom(w, v):
     return [square(w) + v]
 
 
-PROGRAMS = [logreg, scalars, tensor_constants, mixed_constants, variables, params, subclass_operand,
-            compiled_call, custom]
+PROGRAMS = [logreg, scalars, tensor_constants, mixed_constants, variables, explicit_watch, params,
+            subclass_operand, compiled_call, custom]
 
 
 @pytest.fixture
@@ -108,10 +118,10 @@ def use(monkeypatch):
     return use
 
 
-def run(program, use, impl, persistent=False):
+def run(program, use, impl, persistent=False, watch_accessed_variables=True):
     use(impl)
     w, v = gt.Variable(W0.copy(), name="w"), gt.Variable(W0[::-1].copy(), name="v")
-    with gt.GradientTape(persistent=persistent) as tape:
+    with gt.GradientTape(persistent=persistent, watch_accessed_variables=watch_accessed_variables) as tape:
         outputs = program(w, v)
     return tape, outputs, w, v
 
@@ -132,15 +142,27 @@ def summary(rec: Recording, outputs):
             sorted(rec.literals))
 
 
+def _watching_w(program):
+    """program with only its first variable watched (for a tape not watching what it reads)."""
+    def watched(w, v):
+        gt.GradientTape.current().watch(w)
+        return program(w, v)
+
+    return watched
+
+
 def _plain(param):
     return param if isinstance(param, (int, float, str, tuple, gt.ir.Function)) else type(param).__name__
 
 
+@pytest.mark.parametrize("watch_accessed", [True, False], ids=["watching reads", "not watching reads"])
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
-def test_c_and_python_record_the_same(program, use):
+def test_c_and_python_record_the_same(program, watch_accessed, use):
+    if not watch_accessed:
+        program = _watching_w(program)
     got = {}
     for impl in ("python", "c"):
-        tape, outputs, w, v = run(program, use, impl, persistent=True)
+        tape, outputs, w, v = run(program, use, impl, persistent=True, watch_accessed_variables=watch_accessed)
         got[impl] = summary(tape._tape, outputs)
         grads = tape.gradient(outputs, [w, v])
         got[impl + " gradients"] = [None if g is None else g.numpy() for g in grads]
