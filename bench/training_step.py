@@ -7,7 +7,8 @@ three ways with gradtape, timed against hand-written NumPy in the same run.
             op), tape.gradient runs forward and backward as one cached compiled
             function, SGD.apply_gradients updates a Variable
   tape+staged  the same loop with the loss a @differentiable function (recorded as one
-            `call`, forward and backward compiled): informational, no target
+            deferred `call`, which tape.gradient inlines and fuses with the backward):
+            informational, no target
   staged    value_and_grad (one compiled call) + the functional SGD.update in NumPy
   compiled  gradtape.train_step(..., return_loss=False): gradient and update in one native
             call per step, the work the NumPy loop does (the target row)

@@ -73,6 +73,10 @@ def invoke(program, sig, fname: str, on_run=None):
     """
     if sig.abstract or program.captured:
         return nesting.stage(program, sig.leaves, fname)
+    if sig.tensors:  # on one recording tape: recorded, computed with tape.gradient
+        pending = tape_calls.defer_call(program, sig.leaves)
+        if pending is not None:
+            return program.assemble(pending)
     run, final, started = program.runner()
     if on_run is not None:
         on_run(sig, program, started, final)

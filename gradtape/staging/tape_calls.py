@@ -1,14 +1,25 @@
 """Recording an eager call of a staged function on the active GradientTapes.
 
-The values come from the compiled function; each output is then recorded
-as one `call` equation whose sub-Function computes just that output, so the
-tape's gradient differentiates through the call (the call's VJP is the VJP
-of its sub-Function), to any order.
+Each output is recorded as one `call` equation whose sub-Function computes
+just that output, so the tape's gradient differentiates through the call
+(the call's VJP is the VJP of its sub-Function), to any order.
+
+With a single tape recording (and deferral on: tracer/deferred.py), the call
+is deferred like any recorded op: `defer_call` records the `call` equations
+and returns PendingTensors without running the program, and `tape.gradient`
+runs the call's forward fused with the backward, in one compiled function.
+A value read before then is computed by the reference interpreter. A program
+whose Function holds ops that can fail on values (gather, scatter_add) runs
+at once, so that its errors stay at the call. Otherwise, or on several
+tapes, `record_call` records the values the compiled program computed.
 """
 from __future__ import annotations
 
+import functools
+
+from .. import ir
 from ..ir.ops.call import call_p
-from ..tracer import tape_stack
+from ..tracer import deferred, dispatch, tape_stack
 from ..tracer.tensor import Tensor
 
 
@@ -22,3 +33,33 @@ def record_call(program, leaves, outs) -> list:
             for fn_k, t in zip(fns, tensors):
                 tape._record(call_p, leaves, {"fn": fn_k}, t)
     return tensors
+
+
+def defer_call(program, leaves):
+    """The call's outputs as PendingTensors recorded on the single recording tape, or None
+    (nothing recorded) when the call must run now: several tapes or none, deferral off, no
+    leaf watched by the tape, or ops in the program that can fail on values."""
+    tapes = tape_stack.local.tapes
+    if len(tapes) != 1 or not deferred.enabled or not _deferrable(program.fn):
+        return None
+    tape = tapes[0]
+    pending = []
+    for fn_k in program.call_fns():
+        t = dispatch._record(tape._tape, call_p, leaves, {"fn": fn_k}, None, tape._watch_accessed_variables)
+        if t is None:  # no leaf is tracked (the same leaves for every output): nothing was recorded
+            return None
+        pending.append(t)
+    return pending
+
+
+@functools.lru_cache(maxsize=1024)
+def _deferrable(fn: ir.Function) -> bool:
+    """Whether computing fn later cannot raise where computing it now would not: no op of
+    deferred.EAGER_ONLY in it, other than calls of Functions like this one."""
+    for eqn in fn.eqns:
+        if eqn.op is call_p:
+            if not _deferrable(eqn.params["fn"]):
+                return False
+        elif eqn.op.name in deferred.EAGER_ONLY:
+            return False
+    return True

@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from .. import ir, runtime
+from ..codegen.inline import inline_calls
 from ..ir.optimize import optimize
 from .dispatch import bind
 from .tensor import Tensor
@@ -122,9 +123,7 @@ class BackwardPlan:
             # It reads its own setting (config.async_compile) and, with it
             # off, returns a future that is already done.
             compile_async = getattr(runtime, "compile_function_async", None)
-            # Optimized first, as staged functions are: the adjoint leaves
-            # work for the simplifier (seeds of ones, broadcasts of scalars).
-            fn = optimize(self.fn)
+            fn = _prepared(self.fn)
             if compile_async is None:
                 return self._adopt(runtime.compile_function(fn))
             self._future = compile_async(fn)
@@ -138,7 +137,7 @@ class BackwardPlan:
         except Exception:
             # Compile again in the foreground: the error then surfaces with its
             # own traceback, or a transient failure is retried.
-            compiled = runtime.compile_function(optimize(self.fn))
+            compiled = runtime.compile_function(_prepared(self.fn))
         return self._adopt(compiled)
 
     def _adopt(self, compiled):
@@ -220,3 +219,10 @@ def gather_gradients(outs, plan) -> list:
                 g = bind(ir.all_ops["add"], g, outs[k])
         grads.append(g if isinstance(g, Tensor) else Tensor(g))
     return grads
+
+
+def _prepared(fn):
+    """fn as it is compiled: its calls inlined (a staged function's call, deferred on a
+    tape, is then fused with its backward), then optimized, as staged functions are: the
+    adjoint leaves work for the simplifier (seeds of ones, broadcasts of scalars)."""
+    return optimize(inline_calls(fn))

@@ -22,7 +22,9 @@ What is not deferred, and why:
 - ops that can fail on values rather than shapes (gather and scatter_add on
   out-of-range indices) and ops that run user code or compiled sub-functions
   (call, custom_gradient, custom_vjp/jvp): their errors and side effects must
-  happen at the op;
+  happen at the op. (A staged function's call is deferred all the same when
+  its Function has no such op: its Python ran when it was traced, and what
+  is left is pure; see staging/tape_calls.py.)
 - anything while no tape or several tapes are recording (nested tapes for
   higher orders replay the backward through recorded ops; they see today's
   eager values).
