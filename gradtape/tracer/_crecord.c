@@ -266,7 +266,7 @@ static PyObject *variables_read(PyObject *args)
 }
 
 /* The position of a read of Variable `a` when the read is tracked already (watched, and not
- * assigned since): a new reference; NULL (no error set) when Python must decide. */
+ * assigned since): a new reference; NULL with no error set when it is not; NULL with an error. */
 static PyObject *variable_position(PyObject *rec, PyObject *var_of, PyObject *a)
 {
     PyObject *key = PyLong_FromVoidPtr(a);
@@ -281,7 +281,7 @@ static PyObject *variable_position(PyObject *rec, PyObject *var_of, PyObject *a)
         return NULL;
     int same = PyObject_RichCompareBool(seen, version, Py_EQ);
     if (same != 1)
-        return NULL;  /* an error here is raised again by _variable_read */
+        return NULL;  /* -1: the comparison's error is set */
     Py_INCREF(p);
     return p;
 }
@@ -598,12 +598,6 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     }
     /* from here `result` is a reference we own */
 
-    PyObject *structure = rec_slot(rec, off_structure, "structure", 1);
-    PyObject *values = rec_slot(rec, off_values, "values", 1);
-    if (structure == NULL || values == NULL) {
-        Py_DECREF(result);
-        goto done;
-    }
     PyObject *sig_id = PyTuple_GET_ITEM(hit, 2);
     if (sig_id != Py_None) {
         entry = PyTuple_New(1 + n);
@@ -618,6 +612,13 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         }
     } else {
         entry = PyObject_CallMethodObjArgs(rec, s_structure_entry, op, params, inputs, hit, NULL);
+    }
+    /* read after the last Python this op calls (_structure_entry) */
+    PyObject *structure = rec_slot(rec, off_structure, "structure", 1);
+    PyObject *values = rec_slot(rec, off_values, "values", 1);
+    if (structure == NULL || values == NULL) {
+        Py_DECREF(result);
+        goto done;
     }
     position = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
     PyObject *rid = PyLong_FromVoidPtr(result);
@@ -739,6 +740,10 @@ static PyObject *setup(PyObject *module, PyObject *names)
     PyTypeObject *tensor = (PyTypeObject *)given[2];
     if (!PyType_IsSubtype((PyTypeObject *)given[1], tensor) || !PyType_IsSubtype((PyTypeObject *)given[3], tensor)) {
         PyErr_SetString(PyExc_TypeError, "_crecord.setup: PendingTensor and Variable must be Tensors");
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)given[5], &PyFloat_Type)) {  /* scalar_literal reads it as a float */
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup: float64 must be a subclass of float");
         return NULL;
     }
     Py_ssize_t offsets[N_SLOTS];

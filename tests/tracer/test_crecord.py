@@ -304,6 +304,8 @@ def test_a_failed_setup_keeps_the_previous_one():
         _crecord.setup(dict(names, signatures=[]))
     with pytest.raises(TypeError, match="__slots__ member"):
         _crecord.setup(dict(names, Recording=object))
+    with pytest.raises(TypeError, match="float64 must be a subclass of float"):
+        _crecord.setup(dict(names, float64=np.float32))
     w = gt.Variable(W0.copy())
     with gt.GradientTape() as tape:
         y = w * 2.0
