@@ -764,6 +764,7 @@ static PyObject *setup(PyObject *module, PyObject *names)
 /* Set by setup_bind(): dispatch.py's thread-local tape stack, the deferred module (whose
  * `enabled` is read at every call: tests and users switch it), EAGER_ONLY and _computed. */
 static PyObject *stack_local, *deferred_module, *eager_only, *py_computed, *dispatch_module, *c_record;
+static PyObject *impls, *py_asarray;  /* ir.op.impls, np.asarray */
 static PyObject *deferrable;  /* op -> whether its name is not in EAGER_ONLY (ops live as long as the program) */
 static PyObject *s_tapes, *s_enabled, *s_name, *s_tape, *s_watch, *s_record;
 
@@ -792,31 +793,94 @@ static int deferrable_now(PyObject *op)
     return !eager;
 }
 
-/* The single recording tape's recording and watch flag, when exactly one tape records:
- * returns 1 with new references in *rec and *watch, 0 when not, -1 on error. */
-static int single_tape(PyObject **rec, PyObject **watch)
+/* The recording and watch flag of the single tape in `tapes` (the thread's tape list):
+ * returns 1 with new references in *rec and *watch, 0 when there is not exactly one, -1 on error. */
+static int single_tape(PyObject *tapes, PyObject **rec, PyObject **watch)
 {
-    PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes);
-    if (tapes == NULL)
-        return -1;
-    int one = PyList_Check(tapes) && PyList_GET_SIZE(tapes) == 1;
-    if (!one) {
-        int any = PyObject_IsTrue(tapes);
-        Py_DECREF(tapes);
-        return any < 0 ? -1 : 0;
-    }
+    if (PyList_GET_SIZE(tapes) != 1)
+        return 0;
     PyObject *tape = PyList_GET_ITEM(tapes, 0);
     Py_INCREF(tape);
-    Py_DECREF(tapes);
-    int found = 0;
     *rec = PyObject_GetAttr(tape, s_tape);
     *watch = *rec == NULL ? NULL : PyObject_GetAttr(tape, s_watch);
-    if (*watch == NULL)
-        Py_CLEAR(*rec);
-    else
-        found = 1;
     Py_DECREF(tape);
-    return found ? 1 : -1;
+    if (*watch != NULL)
+        return 1;
+    Py_CLEAR(*rec);
+    return -1;
+}
+
+/* A new Tensor holding `out` as an array (Tensor.__init__(out)). */
+static PyObject *new_tensor(PyObject *out)
+{
+    PyObject *value = Py_IS_TYPE(out, ndarray_type) ? Py_NewRef(out)
+                                                    : PyObject_CallOneArg(py_asarray, out);
+    if (value == NULL)
+        return NULL;
+    PyObject *t = tensor_type->tp_alloc(tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    SLOT(t, off_value) = value;  /* reference handed over */
+    SLOT(t, off_sym) = Py_NewRef(Py_None);
+    return t;
+}
+
+/* dispatch._computed for its common case: concrete Tensors (not pending), Variables, arrays
+ * and scalars, computed by the op's NumPy reference; then every recording tape records it.
+ * Anything else, and any error of the reference (whose message _computed improves), goes to
+ * _computed itself. `tapes` is the thread's tape list (borrowed). */
+static PyObject *computed(PyObject *op, PyObject *args, PyObject *params, PyObject *tapes)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *values = PyTuple_New(n), *impl = NULL, *out = NULL, *result = NULL;
+    if (values == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i), *v = a;
+        PyTypeObject *cls = Py_TYPE(a);
+        if (cls == tensor_type || cls == variable_type) {
+            v = SLOT(a, off_value);
+            if (v == NULL || SLOT(a, off_sym) != Py_None)  /* abstract (or unset): Python decides */
+                goto python;
+        } else if (PyType_IsSubtype(cls, tensor_type)) {  /* pending, or a subclass */
+            goto python;
+        }
+        PyTuple_SET_ITEM(values, i, Py_NewRef(v));
+    }
+    impl = PyDict_GetItemWithError(impls, op);
+    if (impl == NULL) {
+        if (PyErr_Occurred())
+            goto done;
+        goto python;
+    }
+    out = PyObject_Call(impl, values, params);
+    if (out == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            goto done;  /* KeyboardInterrupt and friends: not retried */
+        PyErr_Clear();
+        goto python;
+    }
+    result = new_tensor(out);
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t t = 0; t < PyList_GET_SIZE(tapes); t++) {
+        PyObject *r = PyObject_CallMethodObjArgs(PyList_GET_ITEM(tapes, t), s_record, op, args, params, result,
+                                                 NULL);
+        if (r == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(r);
+    }
+    goto done;
+python:
+    result = PyObject_CallFunctionObjArgs(py_computed, op, args, params, NULL);
+done:
+    Py_DECREF(values);
+    Py_XDECREF(out);
+    return result;
 }
 
 /* bind(op, *args, **params): dispatch.bind, the entry point of every op (see dispatch.py). */
@@ -831,7 +895,7 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
         PyErr_SetString(PyExc_RuntimeError, "_crecord.setup and setup_bind have not been called");
         return NULL;
     }
-    PyObject *op = argv[0], *result = NULL, *rec = NULL, *watch = NULL;
+    PyObject *op = argv[0], *result = NULL, *rec = NULL, *watch = NULL, *tapes = NULL;
     PyObject *args = PyTuple_New(nargs - 1), *params = PyDict_New();
     if (args == NULL || params == NULL)
         goto done;
@@ -843,7 +907,14 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
     for (Py_ssize_t i = 0; i < nkw; i++)
         if (PyDict_SetItem(params, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) < 0)
             goto done;
-    int one = single_tape(&rec, &watch);
+    tapes = PyObject_GetAttr(stack_local, s_tapes);
+    if (tapes == NULL)
+        goto done;
+    if (!PyList_Check(tapes)) {
+        result = PyObject_CallFunctionObjArgs(py_computed, op, args, params, NULL);
+        goto done;
+    }
+    int one = single_tape(tapes, &rec, &watch);
     if (one < 0)
         goto done;
     if (one) {
@@ -869,9 +940,10 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
             Py_CLEAR(result);
         }
     }
-    result = PyObject_CallFunctionObjArgs(py_computed, op, args, params, NULL);
+    result = computed(op, args, params, tapes);
 
 done:
+    Py_XDECREF(tapes);
     Py_XDECREF(args);
     Py_XDECREF(params);
     Py_XDECREF(rec);
@@ -880,10 +952,11 @@ done:
 }
 
 /* setup_bind(names): what bind() uses, from dispatch.py. */
-#define N_BIND 6
+#define N_BIND 8
 static PyObject *setup_bind(PyObject *module, PyObject *names)
 {
-    const char *keys[N_BIND] = {"stack", "deferred", "EAGER_ONLY", "computed", "dispatch", "record"};
+    const char *keys[N_BIND] = {"stack", "deferred", "EAGER_ONLY", "computed", "dispatch", "record", "impls",
+                                "asarray"};
     PyObject *given[N_BIND];
     if (!PyDict_Check(names)) {
         PyErr_SetString(PyExc_TypeError, "_crecord.setup_bind takes a dict");
@@ -896,15 +969,15 @@ static PyObject *setup_bind(PyObject *module, PyObject *names)
             return NULL;
         }
     }
-    if (!PyAnySet_Check(given[2])) {
-        PyErr_SetString(PyExc_TypeError, "_crecord.setup_bind: EAGER_ONLY must be a set");
+    if (!PyAnySet_Check(given[2]) || !PyDict_Check(given[6])) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup_bind: EAGER_ONLY must be a set and impls a dict");
         return NULL;
     }
     PyObject *fresh = PyDict_New();
     if (fresh == NULL)
         return NULL;
     PyObject **targets[N_BIND] = {&stack_local, &deferred_module, &eager_only, &py_computed, &dispatch_module,
-                                  &c_record};
+                                  &c_record, &impls, &py_asarray};
     for (int i = 0; i < N_BIND; i++) {
         Py_INCREF(given[i]);
         Py_XSETREF(*targets[i], given[i]);

@@ -103,13 +103,15 @@ from .recording import record as _record  # noqa: E402
 
 def _accelerated_bind():
     """bind in C (_crecord.c) when recording is in C: the same function, without the
-    interpreter on the eager hot path."""
+    interpreter on the eager hot paths (recording on one tape, and _computed's common case:
+    concrete operands computed by the op's NumPy reference)."""
     try:
         from . import _crecord
     except ImportError:
         return bind
     _crecord.setup_bind(dict(stack=_stack, deferred=deferred, EAGER_ONLY=EAGER_ONLY, computed=_computed,
-                             dispatch=sys.modules[__name__], record=_crecord.record))
+                             dispatch=sys.modules[__name__], record=_crecord.record, impls=impls,
+                             asarray=np.asarray))
     return _crecord.bind if _record is _crecord.record else bind
 
 

@@ -360,13 +360,21 @@ def bind_without_tape(bind):
     return [type(y).__name__, y.numpy()]
 
 
+def bind_on_pending_values(bind):  # after the tape: an unrecorded op reads (computes) pending operands
+    w = gt.Variable(W0.copy())
+    with gt.GradientTape():
+        y = bind(elementwise.sin_p, w)
+    z = bind(elementwise.mul_p, y, Marked(np.full(5, 2.0)))
+    return [type(z).__name__, z.numpy()]
+
+
 def bind_traced(bind):
     fn = make_ir(lambda a: bind(elementwise.mul_p, a, a), np.ones(3))
     return [str(fn)]
 
 
 @pytest.mark.parametrize("case", [bind_on_one_tape, bind_on_two_tapes, bind_not_deferred, bind_without_tape,
-                                  bind_traced], ids=lambda c: c.__name__)
+                                  bind_on_pending_values, bind_traced], ids=lambda c: c.__name__)
 def test_c_bind_does_what_python_bind_does(case):
     got = {name: case(b) for name, b in BINDS.items()}
     for a, b in zip(got["c"], got["python"]):
@@ -389,3 +397,9 @@ def test_bind_errors_match():
             bind(Nameless(), w)
         with pytest.raises(TypeError, match="reshape"):
             bind(layout.reshape_p, w, shape=(7,), bogus=1)
+    messages = set()
+    for bind in BINDS.values():  # NumPy's error, replaced by the shape rule's, which names the op
+        with pytest.raises(ValueError) as err:
+            bind(elementwise.add_p, np.ones(3), gt.constant(np.ones(4)))
+        messages.add(str(err.value))
+    assert len(messages) == 1 and "add" in messages.pop()
