@@ -8,7 +8,8 @@ With a single tape recording (and deferral on: tracer/deferred.py), the call
 is deferred like any recorded op: `defer_call` records the `call` equations
 and returns PendingTensors without running the program, and `tape.gradient`
 runs the call's forward fused with the backward, in one compiled function.
-A value read before then is computed by the reference interpreter. A program
+A value read (a loss logged every step, say) runs the compiled program once
+for all of the call's outputs. A program
 whose Function holds ops that can fail on values (gather, scatter_add) runs
 at once, so that its errors stay at the call. Otherwise, or on several
 tapes, `record_call` records the values the compiled program computed.
@@ -21,6 +22,7 @@ from .. import ir
 from ..ir.ops.call import call_p
 from ..tracer import deferred, dispatch, tape_stack
 from ..tracer.tensor import Tensor
+from .signature import as_array
 
 
 def record_call(program, leaves, outs) -> list:
@@ -49,7 +51,30 @@ def defer_call(program, leaves):
         if t is None:  # no leaf is tracked (the same leaves for every output): nothing was recorded
             return None
         pending.append(t)
+    # Read, a value comes from the compiled program, not the interpreter (call's reference).
+    run = _ProgramRun(program)
+    for k, t in enumerate(pending):
+        t._op, t._params = functools.partial(run.output, k), {}
     return pending
+
+
+class _ProgramRun:
+    """One deferred call's program, run once when the first of its outputs is read."""
+
+    __slots__ = ("program", "outs")
+
+    def __init__(self, program):
+        self.program, self.outs = program, None
+
+    def output(self, k, *values):
+        if self.outs is None:
+            run, final, started = self.program.runner()
+            try:
+                self.outs = run(*[as_array(v) for v in values])
+            finally:
+                if started and not final:
+                    self.program.submit()  # as invoke() does: compile once this call has run
+        return self.outs[k]
 
 
 @functools.lru_cache(maxsize=1024)

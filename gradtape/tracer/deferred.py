@@ -100,7 +100,9 @@ def _force(root: PendingTensor):
             continue
         stack.pop()
         values = [a._value if isinstance(a, Tensor) else a for a in t._args]
-        t._forced = np.asarray(impls[t._op](*values, **t._params))
+        # The op's NumPy reference; a producer may put a plain callable in its place (a
+        # staged function's call runs its compiled program: staging/tape_calls.py).
+        t._forced = np.asarray(impls.get(t._op, t._op)(*values, **t._params))
         t._args = None  # the operands may now be freed
     return root._forced
 

@@ -145,3 +145,34 @@ def test_the_plan_of_a_deferred_call_is_compiled_fused():
     from gradtape.tracer.backward_plan import _prepared
 
     assert "call" not in [e.op.name for e in _prepared(plans[0].fn).eqns]  # what is compiled
+
+
+def test_a_read_runs_the_compiled_program_once_for_all_outputs(monkeypatch):
+    """Not the interpreter (call's NumPy reference): it would be op by op."""
+    from gradtape.ir.op import impls
+    from gradtape.ir.ops.call import call_p
+    from gradtape.staging.program import Program
+
+    def interpreted(*args, **params):
+        raise AssertionError("a deferred staged call was computed by the interpreter")
+
+    runs = []
+    real_runner = Program.runner
+
+    def counted(self):
+        runs.append(self)
+        return real_runner(self)
+
+    monkeypatch.setitem(impls, call_p, interpreted)
+    monkeypatch.setattr(Program, "runner", counted)
+    w = gt.Variable(W0.copy())
+    with gt.GradientTape() as tape:
+        loss, z = TWO(w, X)
+    assert type(loss) is PendingTensor and type(z) is PendingTensor
+    np.testing.assert_allclose(loss.numpy(), np.sum(np.tanh(X @ W0) ** 2), rtol=1e-13)
+    np.testing.assert_allclose(z.numpy(), X @ W0, rtol=1e-13)
+    assert len(runs) == 1
+    monkeypatch.undo()  # a plan's first runs are interpreted, calls included
+    z0 = X @ W0
+    np.testing.assert_allclose(tape.gradient(loss, w).numpy(), X.T @ (2 * np.tanh(z0) / np.cosh(z0) ** 2),
+                               rtol=1e-12)
