@@ -116,19 +116,28 @@ static int set_input(PyObject *info, PyObject *inputs, PyObject *type_ids, Py_ss
     return 0;
 }
 
+/* obj.shape and obj.dtype as new references in *shape and *dtype; -1 on error (neither set). */
+static int shape_and_dtype(PyObject *obj, PyObject **shape, PyObject **dtype)
+{
+    *shape = PyObject_GetAttr(obj, s_shape);
+    if (*shape == NULL)
+        return -1;
+    *dtype = PyObject_GetAttr(obj, s_dtype);
+    if (*dtype == NULL) {
+        Py_CLEAR(*shape);
+        return -1;
+    }
+    return 0;
+}
+
 /* A new leaf for `value`, of the type of `array` (Recording._leaf(value, kind)): an array
  * operand (value is array, kind CONSTANT) or a Variable read (array is what it holds now,
  * kept as the read's snapshot; kind VARIABLE). Returns its position (a new reference). */
 static PyObject *new_leaf(PyObject *rec, PyObject *value, PyObject *array, PyObject *kind)
 {
-    PyObject *shape = PyObject_GetAttr(array, s_shape);
-    if (shape == NULL)
+    PyObject *shape, *dtype;
+    if (shape_and_dtype(array, &shape, &dtype) < 0)
         return NULL;
-    PyObject *dtype = PyObject_GetAttr(array, s_dtype);
-    if (dtype == NULL) {
-        Py_DECREF(shape);
-        return NULL;
-    }
     PyObject *key = PyTuple_Pack(2, shape, dtype);
     PyObject *hit = NULL;
     if (key != NULL) {
@@ -208,14 +217,9 @@ static PyObject *signature_key(PyObject *op, PyObject *type_ids, PyObject *param
 /* A new PendingTensor (deferred.py), with the slots its __init__ sets. */
 static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyObject *type)
 {
-    PyObject *shape = PyObject_GetAttr(type, s_shape);
-    if (shape == NULL)
+    PyObject *shape, *dtype;
+    if (shape_and_dtype(type, &shape, &dtype) < 0)
         return NULL;
-    PyObject *dtype = PyObject_GetAttr(type, s_dtype);
-    if (dtype == NULL) {
-        Py_DECREF(shape);
-        return NULL;
-    }
     PyObject *t = pending_type->tp_alloc(pending_type, 0);
     if (t == NULL) {
         Py_DECREF(shape);

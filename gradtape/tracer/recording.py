@@ -24,7 +24,9 @@ Two recordings with equal structures record the same program, so the
 backward function built for one serves the other (see backward_cache.py).
 Recording is on the hot path of every eager op, so an op appends one entry
 to three lists and one to a dict; the IR (Vars and Eqns) is made from them
-only when a backward function is built.
+only when a backward function is built. The C extension _crecord.c does
+`Recording.record` step for step (`record` at the end of this module picks
+it); this module stays the reference, and what is off the common path.
 """
 from __future__ import annotations
 

@@ -283,6 +283,29 @@ def test_record_checks_its_arguments():
         _crecord.record(broken, elementwise.mul_p, (X[0], 2.0), {}, None, True)
 
 
+def test_a_tampered_recording_fails_when_watching_a_variable():
+    broken = Recording()
+    broken.sources = None
+    with pytest.raises(TypeError, match="unexpected recording or variable state"):
+        _crecord.record(broken, elementwise.mul_p, (gt.Variable(W0.copy()), 2.0), {}, None, True)
+
+
+def test_a_failed_bind_setup_keeps_the_previous_one():
+    with pytest.raises(TypeError, match="takes a dict"):
+        _crecord.setup_bind(None)
+    with pytest.raises(KeyError, match="missing stack"):
+        _crecord.setup_bind({})
+    names = dict(stack=None, deferred=deferred, EAGER_ONLY=deferred.EAGER_ONLY, computed=None, dispatch=dispatch,
+                 record=_crecord.record, impls={}, asarray=np.asarray)
+    with pytest.raises(TypeError, match="EAGER_ONLY must be a set and impls a dict"):
+        _crecord.setup_bind(dict(names, EAGER_ONLY=["gather"]))
+    w = gt.Variable(W0.copy())
+    np.testing.assert_array_equal(dispatch.bind(elementwise.mul_p, w, 2.0).numpy(), W0 * 2.0)
+    with gt.GradientTape() as tape:
+        y = dispatch.bind(elementwise.mul_p, w, 2.0)
+    assert type(y) is PendingTensor and tape._tape.var_of[id(y)] == 1
+
+
 def test_record_takes_any_sequence_of_operands():
     got = []
     for args in ([2.0], (2.0,)):
