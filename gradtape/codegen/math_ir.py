@@ -15,6 +15,8 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir.instructions import CallInstrAttributes
 
+from . import cpu as target_cpu
+
 
 class StringCallAttributes(CallInstrAttributes):
     """Call-site attributes that also accept `nobuiltin` and string attributes.
@@ -102,9 +104,38 @@ class FloatOps:
         return self.b.call(fn, [a, b, c])
 
     def fma_exact(self, a, b, c):
-        """a*b + c rounded once (llvm.fma), for residuals that must be exact."""
+        """a*b + c rounded once (llvm.fma), for residuals that must be exact.
+
+        A target without FMA (x86-64, x86-64-v2) would turn llvm.fma into a
+        call of libm's fma per element, which stops the loop from
+        vectorizing; there the product's rounding error is recovered
+        exactly with Dekker's split instead (more operations, all packed).
+        """
+        if not target_cpu.current().has("fma"):
+            return self._two_product_add(a, b, c)
         fn = declare_intrinsic(self.b.module, "llvm.fma", self.ty, 3)
         return self.b.call(fn, [a, b, c])
+
+    def _split(self, a):
+        """a = hi + lo with hi holding half of the significand's bits (Veltkamp), so hi*hi is exact."""
+        bits = 27 if self.ty == ir.DoubleType() else 12
+        gamma = self.mul(a, self.c(float(2**bits + 1)))
+        hi = self.sub(gamma, self.sub(gamma, a))
+        return hi, self.sub(a, hi)
+
+    def _two_product_add(self, a, b, c):
+        """(a*b + c) + err(a*b): the exact product's error term added last (Dekker's TwoProduct).
+
+        Where fma_exact is used the sum a*b + c cancels to a small residual,
+        which its rounding then leaves exact, so this equals the fused result
+        up to the last rounding of a tiny value.
+        """
+        p = self.mul(a, b)
+        a_hi, a_lo = self._split(a)
+        b_hi, b_lo = self._split(b)
+        err = self.add(self.add(self.add(self.sub(self.mul(a_hi, b_hi), p), self.mul(a_hi, b_lo)),
+                                self.mul(a_lo, b_hi)), self.mul(a_lo, b_lo))
+        return self.add(self.add(p, c), err)
 
     def unary(self, intrinsic: str, a):
         return self.b.call(declare_intrinsic(self.b.module, intrinsic, self.ty, 1), [a])

@@ -27,10 +27,11 @@ constant exponent 2, 0.5, ...) are done in math.py instead.
 Without libmvec (another C library), the helper is inlined and the intrinsic
 is called: correct, but scalarized by the backend into libm calls.
 
-The ymm variants are offered only when this host has AVX2 and FMA, so the
-code must be generated for the host CPU (as gradtape.runtime does): compiled
-for a CPU without AVX, a <4 x double> argument would not travel in one ymm
-register as `_ZGVdN4v_*` expects.
+The ymm variants are offered only when the target CPU (codegen.cpu,
+GRADTAPE_CPU) has AVX2 and FMA: compiled for a CPU without AVX, a
+<4 x double> argument would not travel in one ymm register as `_ZGVdN4v_*`
+expects. No variant is offered for a target that is not x86-64 (the
+`_ZGVb`/`_ZGVd` names are the x86-64 vector ABI).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ import functools
 
 from llvmlite import ir
 
+from . import cpu as target_cpu
 from .math_ir import declare_intrinsic, type_suffix
 
 LIBMVEC = "libmvec.so.1"
@@ -66,12 +68,8 @@ def _libmvec_handle():
         return None
 
 
-@functools.lru_cache(maxsize=None)
-def _host_has_avx2() -> bool:
-    import llvmlite.binding as llvm
-
-    features = llvm.get_host_cpu_features()
-    return bool(features.get("avx2", False)) and bool(features.get("fma", False))
+def _target_has_avx2() -> bool:
+    return target_cpu.current().has("avx2", "fma")
 
 
 def libmvec_available() -> bool:
@@ -82,11 +80,11 @@ def libmvec_available() -> bool:
 def _vector_variants(base: str, arity: int, suffix: str):
     """(isa, lanes, vector function name) for every usable variant."""
     handle = _libmvec_handle()
-    if handle is None:
+    if handle is None or not target_cpu.current().is_x86:
         return []
     out = []
     for isa, (lanes64, needs_avx2) in _ISAS.items():
-        if needs_avx2 and not _host_has_avx2():
+        if needs_avx2 and not _target_has_avx2():
             continue
         lanes = lanes64 if suffix == "f64" else 2 * lanes64
         name = f"_ZGV{isa}N{lanes}{'v' * arity}_{base}{'' if suffix == 'f64' else 'f'}"

@@ -12,6 +12,8 @@ Each is a plain module attribute, so tests and programs may also assign it:
   by the reference interpreter until its native code is ready (W3's first
   call: about 30 ms instead of 200-300 ms, bench/first_call.py); call
   runtime.wait_for_compiles() before timing steady-state calls.
+- The target CPU (GRADTAPE_CPU, default `host`) is read by
+  gradtape.codegen.cpu, since the code generator's choices depend on it too.
 - `opt_level` (GRADTAPE_OPT_LEVEL, default 2): the new pass manager's speed
   level, with loop and SLP vectorization on. O2 and O3 give equally fast code
   here (bench/compile_pipeline.py), and 0 turns the IR passes off.

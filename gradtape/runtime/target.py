@@ -19,6 +19,7 @@ import threading
 
 import llvmlite.binding as llvm
 
+from ..codegen import cpu as target_cpu
 from . import config
 
 llvm_lock = threading.RLock()
@@ -34,8 +35,9 @@ def _initialize():
             return
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        _state["cpu"] = llvm.get_host_cpu_name()
-        _state["features"] = llvm.get_host_cpu_features().flatten()
+        chosen = target_cpu.current()  # GRADTAPE_CPU: the host unless asked otherwise
+        _state["cpu"] = chosen.name
+        _state["features"] = chosen.features
         _state["target"] = llvm.Target.from_triple(llvm.get_process_triple())
         # Creating an MCJIT engine adds the process's own symbols (libc, libm, the Python C API) to
         # LLVM's search path; llvm.address_of_symbol cannot see them before that. One engine, kept
@@ -51,7 +53,7 @@ def initialize():
 
 
 def new_target_machine() -> llvm.TargetMachine:
-    """A TargetMachine for this CPU (its name and features), for JIT-loaded code.
+    """A TargetMachine for the chosen CPU (GRADTAPE_CPU; its name and features), for JIT-loaded code.
 
     Give each execution engine its own: the engine frees it.
     """
@@ -86,7 +88,7 @@ def host_machine() -> llvm.TargetMachine:
 
 
 def pic_machine() -> llvm.TargetMachine:
-    """A TargetMachine for this CPU emitting position-independent code for a shared library
+    """A TargetMachine for the chosen CPU emitting position-independent code for a shared library
     (relocation model PIC, the default small code model: what `cc -shared` links)."""
     tm = _state.get("pic")
     if tm is None:

@@ -15,6 +15,8 @@ import threading
 import llvmlite.binding as llvm
 import numpy as np
 
+from gradtape.codegen import cpu
+
 _lock = threading.Lock()
 _state: dict = {}
 
@@ -26,7 +28,7 @@ def _target_machine():
         _state["target"] = llvm.Target.from_triple(llvm.get_process_triple())
     # One per engine: MCJIT frees the machine it is given (LLVMLITE_FACTS §10.1).
     return _state["target"].create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        cpu=cpu.current().name, features=cpu.current().features,  # GRADTAPE_CPU, as the runtime
         opt=3, reloc="default", codemodel="jitdefault", jit=True,
     )
 

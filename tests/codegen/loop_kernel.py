@@ -12,6 +12,7 @@ import ctypes
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from gradtape.codegen import cpu
 from gradtape.codegen.math import MATH_LIBRARIES
 
 llvm.initialize_native_target()
@@ -23,11 +24,11 @@ _ENGINES = []  # compiled code lives as long as its engine
 
 
 def target_machine():
-    """A fresh host target machine (MCJIT frees the one it is given: facts §10.1)."""
+    """A fresh target machine for GRADTAPE_CPU's CPU (MCJIT frees the one it is given)."""
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
+        cpu=cpu.current().name,
+        features=cpu.current().features,
         opt=3,
         reloc="default",
         codemodel="jitdefault",

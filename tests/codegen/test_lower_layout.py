@@ -115,14 +115,17 @@ def test_outputs_that_are_inputs_literals_or_repeated():
 def test_calls_are_inlined():
     b = ir.Builder()
     a = b.input(t((3,)))
-    inner = b.build([a], [ops.exp(a) * 2.0])
+    inner = b.build([a], [ops.exp(a) * 0.5])  # stays near 1 when nested: a well-conditioned chain
 
     b = ir.Builder()
     x = b.input(t((3,)))
     call = ir.all_ops["call"]
     y = ir.bind(call, ir.bind(call, x, fn=inner), fn=inner)  # the same sub-Function twice
     fn = b.build([x], [y, ops.sin(ir.bind(call, y, fn=inner))])
-    check(fn, [np.array([0.1, -0.2, 0.3])], rtol=1e-15)
+    # Compiled exp is within 1 ULP of NumPy's; three nested calls and a sin of values near 1
+    # amplify that by less than 10, so 1e-14 holds with room. (With a factor 2 instead of 0.5 the
+    # values grow to 1e13, and sin of them turns an ULP of its argument into 1e-3.)
+    check(fn, [np.array([0.1, -0.2, 0.3])], rtol=1e-14)
     flat = inline_calls(fn)
     assert [e.op.name for e in flat.eqns] == ["exp", "mul"] * 3 + ["sin"]
 
