@@ -20,7 +20,8 @@ from . import testing  # noqa: F401
 from .api import constant, stop_gradient  # noqa: F401
 from .aot import AotFunction, ShapeDtype, cache_info, clear_cache, compile, export_c, load  # noqa: F401,A004
 from .custom_derivatives import CustomRuleError, custom_jvp, custom_vjp  # noqa: F401
-from .functions import *  # noqa: F401,F403
+from .functions import *  # noqa: F401,F403  (exactly functions.__all__)
+from .functions import __all__ as _function_names
 from .staging import (  # noqa: F401
     StagedFunction,
     differentiable,
@@ -56,3 +57,25 @@ from . import scipy  # noqa: F401,E402
 from .training import TrainStep, train_step  # noqa: F401,E402
 
 __version__ = "0.1.0"
+
+# The public API: what `from gradtape import *` gives and what the docs describe. The
+# subpackages not listed (tracer, staging, codegen, aot, ...) are importable but internal.
+__all__ = [
+    # tensors, variables and tapes
+    "Tensor", "Variable", "GradientTape", "UnconnectedGradients", "constant", "stop_gradient",
+    "custom_gradient", "custom_vjp", "custom_jvp",
+    # staged (traced, compiled) functions and transforms
+    "StagedFunction", "differentiable", "grad", "value_and_grad", "jvp", "vjp", "linearize",
+    "vmap", "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "sparse_jacobian", "sparse_hessian",
+    "COOTriple", "make_ir",
+    # compiling ahead of time, and the compile cache
+    "compile", "load", "export_c", "AotFunction", "ShapeDtype", "cache_info", "clear_cache",
+    # optimization loops
+    "optimizers", "train_step", "TrainStep", "scipy",
+    # errors
+    "ConcretizationError", "TracerError", "UnsupportedNumPyFunction", "CustomRuleError",
+    # modules
+    "ir", "runtime", "testing",
+    # the NumPy-like functions (gradtape/functions)
+    *_function_names,
+]

@@ -186,7 +186,7 @@ def minimize_rosenbrock(dimension: int, log=print):
     try:
         import scipy.optimize  # noqa: F401  (imported here, outside the timing)
     except ImportError:
-        log("2. Rosenbrock with L-BFGS-B: skipped, SciPy is not installed (pip install gradtape[scipy])")
+        log("2. Rosenbrock with L-BFGS-B: skipped, SciPy is not installed (python -m pip install -e \".[demo]\")")
         return None
     log(f"2. The {dimension}-dimensional Rosenbrock function from x = 0: SciPy's L-BFGS-B, "
         "gradtape.scipy.minimize")
@@ -218,7 +218,7 @@ def plot(path: str, losses, rosen_history, log=print) -> bool:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        log(f"--plot {path}: matplotlib is not installed (pip install gradtape[plot])")
+        log(f"--plot {path}: matplotlib is not installed (python -m pip install -e \".[demo]\")")
         return False
     panels = 2 if rosen_history else 1
     fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 3.6), squeeze=False)

@@ -42,8 +42,10 @@ def add_target_arguments(p: argparse.ArgumentParser):
 def main(argv=None) -> int:
     """Run the command line on `argv` (default: sys.argv[1:]); returns the exit status.
 
-    0 on success; 2 for arguments that cannot be used (the message says what
-    to write instead); 1 when compiling or exporting fails (gradtape.aot.AotError).
+    0 on success; 2 for arguments that cannot be used: the command's usage
+    line and a message saying what to write instead, never a traceback
+    (argparse's own errors exit with 2 the same way); 1 when compiling or
+    exporting fails (gradtape.aot.AotError).
     """
     from ..aot import AotError
 
@@ -51,7 +53,8 @@ def main(argv=None) -> int:
     try:
         return args.run(args)
     except UsageError as e:
-        print(f"python -m gradtape {args.command}: {e}", file=sys.stderr)
+        args.parser.print_usage(sys.stderr)
+        print(f"python -m gradtape {args.command}: error: {e}", file=sys.stderr)
         return 2
     except AotError as e:
         print(f"python -m gradtape {args.command}: {e}", file=sys.stderr)

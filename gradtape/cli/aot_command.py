@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from .. import aot, grad, value_and_grad
-from .targets import UsageError, describe_args, load_function, parse_shape
+from .targets import UsageError, check_arity, describe_args, load_function, parse_shape, traced_for_shapes
 
 
 def add_parser(commands):
@@ -23,25 +23,30 @@ def add_parser(commands):
     p.add_argument("--header", help="the C header to write (default: <name>.h next to the library)")
     p.add_argument("--name", help="the C function's name (default: the library's name without lib and .so)")
     p.add_argument("--save", metavar="FILE", help="also save the compiled function for gradtape.load")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, parser=p)
 
 
 def run(args) -> int:
     f = load_function(args.target)
     named = [parse_shape(s, args.dtype) for s in args.shape]
-    if not named:
-        raise UsageError("give one --shape per argument of the function, e.g. --shape x=3,4")
     names, specs = [n for n, _ in named], [s for _, s in named]
+    check_arity(f, args.target, specs)
     try:
         argnums = tuple(int(a) for a in args.argnums.split(","))
     except ValueError:
         raise UsageError(f"--argnums {args.argnums!r}: expected comma-separated integers, e.g. 0,1") from None
+    out_of_range = [a for a in argnums if not -len(specs) <= a < len(specs)]
+    if out_of_range:
+        raise UsageError(f"--argnums {args.argnums}: {', '.join(map(str, out_of_range))} is not an argument of a "
+                         f"function given {len(specs)} --shape option{'s' if len(specs) != 1 else ''} (0 to "
+                         f"{len(specs) - 1})")
     argnums = argnums[0] if len(argnums) == 1 else argnums
     if args.grad:
         f = grad(f, argnums=argnums)
     elif args.value_and_grad:
         f = value_and_grad(f, argnums=argnums)
-    compiled = aot.compile(f, *specs)
+    with traced_for_shapes(getattr(f, "__name__", args.target), names, specs):
+        compiled = aot.compile(f, *specs)
     if all(names) and len(names) == len(compiled.arg_names):
         compiled.arg_names = names
     exported = aot.export_c(compiled, args.output, header=args.header, name=args.name)

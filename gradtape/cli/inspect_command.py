@@ -6,7 +6,7 @@ import sys
 
 from .. import codegen
 from .stages import run_stages
-from .targets import UsageError, describe_args, load_function, parse_shape
+from .targets import UsageError, check_arity, describe_args, load_function, parse_shape, traced_for_shapes
 
 _RUNTIME_STAGES = ("lower", "ir_text", "parse", "optimize", "emit_object", "load", "entry")
 
@@ -24,7 +24,7 @@ def add_parser(commands):
     p.add_argument("--forward", action="store_true", help="no adjoint: the function alone")
     p.add_argument("--llvm", action="store_true", help="also print the LLVM IR that code generation makes")
     p.add_argument("--graph", metavar="FILE", help="draw the graphs into FILE (.svg, or .png with matplotlib)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, parser=p)
 
 
 def run(args, out=None) -> int:
@@ -34,13 +34,15 @@ def run(args, out=None) -> int:
     f = load_function(args.target)
     named = [parse_shape(s, args.dtype) for s in args.shape]
     names, specs = [n for n, _ in named], [s for _, s in named]
+    check_arity(f, args.target, specs)
     argnums = None
     if args.argnums:
         try:
             argnums = [int(a) for a in args.argnums.split(",")]
         except ValueError:
             raise UsageError(f"--argnums {args.argnums!r}: expected comma-separated integers") from None
-    run_ = run_stages(f, specs, argnums, args.forward)
+    with traced_for_shapes(getattr(f, "__name__", args.target), names, specs):
+        run_ = run_stages(f, specs, argnums, args.forward)
     ms = {k: v * 1e3 for k, v in run_.seconds.items()}
     title = getattr(f, "__name__", args.target)
     wrt = f"; adjoint w.r.t. argument{'s' if len(run_.wrt) != 1 else ''} {', '.join(map(str, run_.wrt))}" \

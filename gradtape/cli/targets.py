@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 
@@ -64,6 +65,43 @@ def parse_shape(text: str, default_dtype: str = "float64") -> tuple:
         raise UsageError(f"--shape {text!r}: {e}; write [name=]d0,d1,...[:dtype], e.g. x=3,4 or x=3,4:float32 "
                          "or x= for a scalar") from None
     return name.strip(), spec
+
+
+def check_arity(f, target: str, shapes: list):
+    """Raise UsageError unless `f` takes as many positional arguments as there are --shape options."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable: the trace will tell
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    n = len(shapes)
+    if len(required) <= n and (varargs or n <= len(positional)):
+        return
+    names = ", ".join(p.name for p in positional) + (", *" if varargs else "")
+    example = " ".join(f"--shape {p.name}=3" for p in (required or positional))
+    raise UsageError(f"{target} takes {len(required)} argument{'s' if len(required) != 1 else ''} ({names}) but "
+                     f"{n} --shape option{'s were' if n != 1 else ' was'} given; give one --shape per argument, "
+                     f"in order, e.g. {example}")
+
+
+class traced_for_shapes:
+    """A context in which an error tracing or compiling the function for the given shapes
+    (a TypeError or ValueError: the shapes or dtypes do not fit the function) is a UsageError."""
+
+    def __init__(self, name: str, names, specs):
+        self.what = f"{name}({describe_args(names, specs)})"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is not None and issubclass(kind, (TypeError, ValueError)) and not isinstance(error, UsageError):
+            first = str(error).splitlines()[0] if str(error) else ""
+            raise UsageError(f"{self.what} cannot be traced: {kind.__name__}: {first}; check that the "
+                             "--shape options fit the function (one per argument, in order)") from None
+        return False
 
 
 def describe_args(names, specs) -> str:

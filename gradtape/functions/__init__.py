@@ -2,11 +2,33 @@
 
 Each module registers its functions for the NumPy functions they implement
 and installs its own Tensor methods (operators, indexing, .sum, ...).
+
+`__all__` is what `gradtape` re-exports: each module's `__all__`, or, for a
+module without one, the public functions it defines (never the names it
+imports, such as `np` or `bind`), so a new function is exported as soon as
+it is defined.
 """
+import types as _types
+
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
+from . import creation, elementwise, linalg, nn, reductions, shape
 from .elementwise import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
+
+
+def _public_functions(module: _types.ModuleType) -> list:
+    """`module.__all__`, else the functions `module` itself defines whose names do not start with '_'."""
+    names = getattr(module, "__all__", None)
+    if names is not None:
+        return list(names)
+    return [name for name, obj in vars(module).items()
+            if not name.startswith("_") and isinstance(obj, _types.FunctionType)
+            and obj.__module__ == module.__name__]
+
+
+__all__ = [name for module in (elementwise, shape, creation, reductions, linalg, nn)
+           for name in _public_functions(module)]

@@ -60,6 +60,7 @@ round = _unary_keep(ew.round_p, np.round, np.around, float_only=True)
 
 @implements(np.positive)
 def positive(x):
+    """`x` as a Tensor (numpy.positive: +x is x)."""
     return as_tensor(x)
 
 
