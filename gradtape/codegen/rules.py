@@ -130,15 +130,10 @@ def _layout(fn, cheap=True):
 
 
 _p = all_ops
-_ONE_INSTRUCTION = ("neg", "abs", "sign", "floor", "ceil", "round", "logical_not")
 RULES: dict[Op, Rule] = {}
-for _name, _make in UNARY.items():
-    # neg/abs/sign/floor/... are one instruction; transcendentals are not cheap.
-    RULES[_p[_name]] = _elementwise(_make, cheap=_name in _ONE_INSTRUCTION)
-for _name, _make in BINARY.items():
-    RULES[_p[_name]] = _elementwise(_make, cheap=_name not in ("div", "pow"))
-for _name, _make in COMPARE.items():
-    RULES[_p[_name]] = _elementwise(_make)
+for _name, _make in (*UNARY.items(), *BINARY.items(), *COMPARE.items()):
+    # The op's `cheap` fact: neg/abs/add/... are about one instruction; exp, div, ... are not.
+    RULES[_p[_name]] = _elementwise(_make, cheap=_p[_name].cheap)
 RULES.update({
     _p["pow"]: Rule(_lower_pow, "elementwise", cheap=_pow_is_cheap),
     _p["cast"]: Rule(_lower_cast, "elementwise", cheap=True),

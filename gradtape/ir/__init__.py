@@ -11,7 +11,7 @@ from .core import Eqn, Function, Literal, Var
 from .errors import DTypeError, IRError, MissingRuleError, ShapeError, VerifyError
 from .graph import dependency_graph, reachable
 from .interpret import eval_function
-from .op import Op, all_ops, elementwise_ops, impls, jvp_rules, nondifferentiable_ops, shape_rules, vjp_rules
+from .op import FACTS, Op, all_ops, batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from .passes import dce, inputs_from_known, select_outputs
 from .tangent import jvp
 from .types import TensorType, dtype_name, is_float, type_of

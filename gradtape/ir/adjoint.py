@@ -19,7 +19,7 @@ from . import config
 from .builder import Builder, Sym
 from .core import Function, Var
 from .errors import IRError
-from .op import elementwise_ops, nondifferentiable_ops, rule, vjp_rules
+from .op import rule, vjp_rules
 from .ops import broadcast_to, logical_and, logical_not, logical_or, unbroadcast, where
 from .ops.elementwise import where_p
 from .passes import dce
@@ -30,7 +30,7 @@ def active_vars(fn: Function, wrt_vars) -> set:
     """Vars that depend differentiably on `wrt_vars` (forward reachability)."""
     active = {v for v in wrt_vars if v.type.is_float}
     for eqn in fn.eqns:
-        if eqn.op in nondifferentiable_ops:
+        if not eqn.op.differentiable:
             continue
         if any(a in active for a in eqn.inputs if isinstance(a, Var)):
             active.update(v for v in eqn.outvars if v.type.is_float)
@@ -88,7 +88,7 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
                 f"VJP rule of '{eqn.op.name}' returned {len(in_cts)} cotangents "
                 f"for {len(ins)} operands"
             )
-        elementwise = eqn.op in elementwise_ops
+        elementwise = eqn.op.elementwise
         for a, c in zip(eqn.inputs, in_cts):
             if c is None or not isinstance(a, Var) or a not in active:
                 continue

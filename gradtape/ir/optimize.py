@@ -20,7 +20,10 @@ import numpy as np
 
 from . import config
 from .core import Eqn, Function, Literal, Var
-from .op import all_ops, elementwise_ops, impls
+from .op import impls
+from .ops.contract import contract_p, parse_spec
+from .ops.elementwise import cast_p, eq_p, neg_p, pow_p
+from .ops.layout import broadcast_to_p, reshape_p, transpose_p
 from .passes import dce
 from .verify import verify
 
@@ -80,7 +83,6 @@ def fold_constants(fn: Function) -> Function:
           c:f64[3] = broadcast_to[shape=(3,)] 100.0 ; d:f64[3] = mul c a -> d }
     """
     splat_of = {}  # Var -> the scalar Literal it is a broadcast of
-    broadcast_to_p = all_ops["broadcast_to"]
 
     def constant(a):
         if isinstance(a, Var):
@@ -96,9 +98,9 @@ def fold_constants(fn: Function) -> Function:
         scalars = [constant(a) for a in ins]
         if any(c is None for c in scalars):
             return None
-        if out.type.shape != () and eqn.op not in elementwise_ops:
+        if out.type.shape != () and not eqn.op.elementwise:
             return None
-        if any(isinstance(a, Var) for a in ins) and eqn.op not in elementwise_ops:
+        if any(isinstance(a, Var) for a in ins) and not eqn.op.elementwise:
             return None
         with np.errstate(all="ignore"):  # IEEE results, as the interpreter gives
             value = impls[eqn.op](*[c.value for c in scalars], **eqn.params)
@@ -113,6 +115,9 @@ def fold_constants(fn: Function) -> Function:
 
 # --- algebraic simplification ----------------------------------------------------
 
+# Ops that compute their operand unchanged whenever the output type is the operand's.
+_SAME_TYPE_IS_IDENTITY = (broadcast_to_p, reshape_p, cast_p)
+
 def _broadcast(shapes) -> tuple:
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
@@ -124,8 +129,9 @@ def _broadcast(shapes) -> tuple:
 
 
 def simplify(fn: Function) -> Function:
-    """Remove identities whose result has its operand's exact type:
-    x*1, 1*x, x/1, x+0, 0+x, x-0, x**1, neg(neg x), and broadcast_to,
+    """Remove identities whose result has its operand's exact type: an
+    operand with its op's identity element (the op's `left_identity` and
+    `right_identity` facts: x*1, 1*x, x/1, x+0, 0+x, x-0, x**1), neg(neg x), and broadcast_to,
     reshape, transpose and cast that change nothing; x**0 becomes a splat of
     1, and a contraction with a Literal identity matrix becomes a transpose
     of the other operand (Jacobians by forward mode seed the identity). A constant may be a
@@ -167,48 +173,37 @@ def simplify(fn: Function) -> Function:
 
     def identity(eqn):
         op, ins, out = eqn.op, eqn.inputs, eqn.outvars[0]
-        name = op.name
-        if name == "neg":
+        if op is neg_p:
             inner = neg_of.get(ins[0])
             if inner is not None:
                 return inner
             neg_of[out] = ins[0]
             return None
-        if name in ("broadcast_to", "reshape", "cast") or (
-            name == "transpose" and tuple(eqn.params["perm"]) == tuple(range(out.type.ndim))
+        if op in _SAME_TYPE_IS_IDENTITY or (
+            op is transpose_p and tuple(eqn.params["perm"]) == tuple(range(out.type.ndim))
         ):
             return ins[0] if ins[0].type == out.type else None
+        if op is contract_p:
+            return _contract_with_identity(eqn, defining)
         if len(ins) != 2:
             return None
         x, y = ins
-        x_full, y_full = x.type == out.type, y.type == out.type
-        if name == "mul":
-            if x_full and is_constant(y, 1):
-                return x
-            if y_full and is_constant(x, 1):
-                return y
-        elif name == "add":
-            if x_full and is_constant(y, 0):
-                return x
-            if y_full and is_constant(x, 0):
-                return y
-        elif name in ("sub", "div", "pow"):
-            if x_full and is_constant(y, 0 if name == "sub" else 1):
-                return x
-            if name == "pow" and is_constant(y, 0):  # x ** 0 == 1 everywhere, NaN included
-                return Eqn(all_ops["broadcast_to"], (Literal(np.array(1, out.type.dtype)),),
-                           {"shape": out.type.shape}, eqn.outvars)
-        elif name == "contract":
-            return _contract_with_identity(eqn, defining)
+        if op.right_identity is not None and x.type == out.type and is_constant(y, op.right_identity):
+            return x
+        if op.left_identity is not None and y.type == out.type and is_constant(x, op.left_identity):
+            return y
+        if op is pow_p and is_constant(y, 0):  # x ** 0 == 1 everywhere, NaN included
+            return Eqn(broadcast_to_p, (Literal(np.array(1, out.type.dtype)),),
+                       {"shape": out.type.shape}, eqn.outvars)
         return None
 
     def rewrite(eqn):
-        if eqn.op.name == "broadcast_to" and _scalar_literal(eqn.inputs[0]):
+        if eqn.op is broadcast_to_p and _scalar_literal(eqn.inputs[0]):
             splat_of[eqn.outvars[0]] = eqn.inputs[0]
-        new = unsplat(eqn) if eqn.op in elementwise_ops else eqn
+        new = unsplat(eqn) if eqn.op.elementwise else eqn
         defining[new.outvars[0]] = new
         replaced = identity(new)
-        if type(replaced) is Eqn and replaced.op.name == "broadcast_to" and _scalar_literal(replaced.inputs[0]):
+        if type(replaced) is Eqn and replaced.op is broadcast_to_p and _scalar_literal(replaced.inputs[0]):
             splat_of[replaced.outvars[0]] = replaced.inputs[0]
         if replaced is not None:
             return replaced
@@ -234,10 +229,10 @@ def _is_identity_matrix(a, defining) -> bool:
         v = a.value
         return np.count_nonzero(v) == v.shape[0] and bool(np.all(np.diagonal(v) == 1))
     cast = defining.get(a)
-    if cast is None or cast.op.name != "cast" or not isinstance(cast.inputs[0], Var):
+    if cast is None or cast.op is not cast_p or not isinstance(cast.inputs[0], Var):
         return False
     eq = defining.get(cast.inputs[0])
-    if eq is None or eq.op.name != "eq":
+    if eq is None or eq.op is not eq_p:
         return False
     n = ty.shape[0]
     x, y = eq.inputs
@@ -251,8 +246,6 @@ def _contract_with_identity(eqn, defining):
         { a:f64[2,3] . b:f64[3,2] = contract[spec='ij,kj->ki'] a eye3 -> b }   # eye3 = identity
      -> { a:f64[2,3] . b:f64[3,2] = transpose[perm=(1, 0)] a -> b }
     """
-    from .ops.contract import parse_spec
-
     la, lb, lo = parse_spec(eqn.params["spec"])
     for x, lx, eye, le in ((eqn.inputs[0], la, eqn.inputs[1], lb), (eqn.inputs[1], lb, eqn.inputs[0], la)):
         if not _is_identity_matrix(eye, defining):
@@ -263,14 +256,11 @@ def _contract_with_identity(eqn, defining):
                 if sorted(renamed) != sorted(lo):
                     continue  # x has other letters summed away: not a relabeling
                 perm = tuple(renamed.index(c) for c in lo)
-                return Eqn(all_ops["transpose"], (x,), {"perm": perm}, eqn.outvars)
+                return Eqn(transpose_p, (x,), {"perm": perm}, eqn.outvars)
     return None
 
 
 # --- common-subexpression elimination -------------------------------------------
-
-_COMMUTATIVE = {"add", "mul", "maximum", "minimum", "eq", "ne", "logical_and", "logical_or", "logical_xor"}
-
 
 def _atom_key(a):
     if type(a) is Literal:
@@ -281,7 +271,7 @@ def _atom_key(a):
 
 def _eqn_key(eqn):
     keys = [_atom_key(a) for a in eqn.inputs]
-    if eqn.op.name in _COMMUTATIVE:
+    if eqn.op.commutative:
         keys.sort(key=hash)  # ties keep input order: at worst a missed match, never a wrong one
     params = tuple((k, type(v), v) for k, v in sorted(eqn.params.items()))
     key = (eqn.op, tuple(keys), params)

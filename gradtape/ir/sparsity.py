@@ -14,8 +14,8 @@ tight for the common structure:
 
   - elementwise ops, with broadcasting: row i of the output is the union of
     the rows its operands' elements at i broadcast from;
-  - layout and indexing ops (broadcast_to, reshape, transpose, slice,
-    unslice, pad, concatenate, gather with known indices): the op's NumPy
+  - ops declared `data_movement` (broadcast_to, reshape, transpose, slice,
+    unslice, pad, concatenate) and gather with known indices: the op's NumPy
     reference is run on arrays of element ids, which tells which operand
     element each output element reads (exact, whatever the op);
   - gather/scatter_add with traced indices: every element along the
@@ -25,14 +25,15 @@ tight for the common structure:
     `contract` (so `A @ x` with a constant tridiagonal A is tridiagonal;
     like other sparse AD tools this takes 0 * inf to be 0), and a constant
     `where` condition selects one branch per element;
-  - `call` recurses into its sub-Function; nondifferentiable ops,
-    stop_gradient, the piecewise-constant ops (sign, floor, ceil, round) and
-    every non-float value cut dependencies; an op without a rule here (e.g.
-    custom_gradient) makes each output element depend on everything its
-    operands depend on.
+  - `call` recurses into its sub-Function; nondifferentiable ops (and
+    stop_gradient), ops declared `zero_derivative` (sign, floor, ceil,
+    round) and every non-float value cut dependencies; an op without a rule
+    here (e.g. custom_gradient) makes each output element depend on
+    everything its operands depend on.
 
-Values computed from constants alone are evaluated (when small) so that
-indices, masks and matrices built inside the function count as constants.
+Values computed from constants alone are evaluated (when small, and not
+for ops declared `runs_code`) so that indices, masks and matrices built
+inside the function count as constants.
 
 `colour_columns(pattern)` colours the column intersection graph (columns
 that share a row are adjacent) with networkx, so that columns of one colour
@@ -40,11 +41,17 @@ can be summed into one seed of a compressed Jacobian J @ S.
 """
 from __future__ import annotations
 
+import networkx as nx
 import numpy as np
 
 from .core import Function, Literal, Var
 from .errors import IRError
-from .op import all_ops, elementwise_ops, impls, nondifferentiable_ops
+from .op import impls
+from .ops.call import call_p
+from .ops.contract import contract_p, parse_spec
+from .ops.elementwise import mul_p, where_p
+from .ops.indexing import gather_p, pad_p, scatter_add_p
+from .ops.reduce import reduce_max_p, reduce_min_p, reduce_prod_p, reduce_sum_p
 
 __all__ = ["Pattern", "jacobian_pattern", "colour_columns", "column_intersection_graph"]
 
@@ -246,7 +253,7 @@ def _index_map(eqn, pats, consts, index_operands=()):
             stacked.append(p)
             offset += a.type.size
     params = dict(eqn.params)
-    if eqn.op.name == "pad":
+    if eqn.op is pad_p:
         params["value"] = 0
     read = np.asarray(impls[eqn.op](*ids, **params), np.int64).ravel() - 1
     return _vstack(stacked).gather_rows(read)
@@ -312,8 +319,6 @@ def _on_grid(ids, letters, grid):
 
 
 def _contract(eqn, pats, consts):
-    from .ops.contract import parse_spec
-
     la, lb, lo = parse_spec(eqn.params["spec"])
     a, b, out = eqn.inputs[0].type, eqn.inputs[1].type, eqn.out.type
     size = dict(zip(la, a.shape))
@@ -351,19 +356,23 @@ def _dense(eqn, pats, consts):
     return Pattern(np.arange(m + 1, dtype=np.int64) * len(cols), np.tile(cols, m), (m, n_cols))
 
 
-_rules = {op: _elementwise for op in elementwise_ops}
-_rules.update({all_ops[name]: rule for name, rule in [
-    ("mul", _mul), ("where", _where), ("gather", _gather), ("scatter_add", _scatter_add),
-    ("reduce_sum", _reduce), ("reduce_max", _reduce), ("reduce_min", _reduce),
-    ("reduce_prod", _reduce), ("contract", _contract), ("call", _call),
-]})
-_rules.update({all_ops[name]: _index_map for name in (
-    "broadcast_to", "reshape", "transpose", "slice", "unslice", "pad", "concatenate",
-)})
-# Piecewise constant: their derivative rules emit exact zeros.
-_ZERO_DERIVATIVE = {all_ops[name] for name in ("sign", "floor", "ceil", "round")}
-# Ops whose reference may run user code or whole sub-Functions: never evaluated here.
-_NOT_EVALUATED = ("call", "custom_gradient")
+# Rules tighter than what the op's facts give (`_rule_of`).
+_rules = {
+    mul_p: _mul, where_p: _where, gather_p: _gather, scatter_add_p: _scatter_add,
+    reduce_sum_p: _reduce, reduce_max_p: _reduce, reduce_min_p: _reduce, reduce_prod_p: _reduce,
+    contract_p: _contract, call_p: _call,
+}
+
+
+def _rule_of(op):
+    rule = _rules.get(op)
+    if rule is not None:
+        return rule
+    if op.elementwise:
+        return _elementwise
+    if op.data_movement:
+        return _index_map
+    return _dense
 
 
 def _propagate(fn: Function, pats, consts) -> list:
@@ -374,15 +383,15 @@ def _propagate(fn: Function, pats, consts) -> list:
         out = eqn.outvars[0]
         ins_c = [a.value if type(a) is Literal else const.get(a) for a in eqn.inputs]
         if all(c is not None for c in ins_c):
-            if out.type.size <= _CONST_LIMIT and eqn.op.name not in _NOT_EVALUATED:
+            if out.type.size <= _CONST_LIMIT and not eqn.op.runs_code:
                 _evaluate(eqn, ins_c, const)
             continue
-        if not out.type.is_float or eqn.op in nondifferentiable_ops or eqn.op in _ZERO_DERIVATIVE:
+        if not out.type.is_float or not eqn.op.differentiable or eqn.op.zero_derivative:
             continue
         ins_p = [pattern.get(a) if isinstance(a, Var) else None for a in eqn.inputs]
         if all(p is None for p in ins_p):
             continue
-        p = _rules.get(eqn.op, _dense)(eqn, ins_p, ins_c)
+        p = _rule_of(eqn.op)(eqn, ins_p, ins_c)
         if p is not None and p.nnz:
             pattern[out] = p
     return [pattern.get(v) if isinstance(v, Var) else None for v in fn.outvars]
@@ -439,8 +448,6 @@ def jacobian_pattern(fn: Function, wrt: int, out: int = 0) -> Pattern:
 
 def column_intersection_graph(pattern: Pattern):
     """The networkx Graph on columns where two columns are adjacent iff they share a row."""
-    import networkx as nx
-
     n = pattern.shape[1]
     indptr, indices = pattern.indptr, pattern.indices
     # Each entry pairs with the entries after it in its row.
@@ -485,8 +492,6 @@ def colour_columns(pattern: Pattern) -> tuple[np.ndarray, int]:
         >>> colour_columns(tridiagonal_pattern)      # n = 10000
         (array([0, 1, 2, 0, 1, 2, ...]), 3)
     """
-    import networkx as nx
-
     n = pattern.shape[1]
     if pattern.nnz == 0:
         return np.zeros(n, np.int64), 0

@@ -13,7 +13,7 @@ from .adjoint import zeros
 from .builder import Builder, Sym
 from .core import Function, Var
 from .errors import IRError
-from .op import jvp_rules, nondifferentiable_ops, rule
+from .op import jvp_rules, rule
 from .passes import dce
 from .verify import verify
 
@@ -32,7 +32,7 @@ def jvp(fn: Function, wrt) -> tuple[Function, tuple]:
     tangents = {v: Sym(t, b) for v, t in zip(wrt_vars, t_invars) if v.type.is_float}
     for eqn in fn.eqns:
         ts = tuple(tangents.get(a) if isinstance(a, Var) else None for a in eqn.inputs)
-        if all(t is None for t in ts) or eqn.op in nondifferentiable_ops:
+        if all(t is None for t in ts) or not eqn.op.differentiable:
             continue
         out = eqn.outvars[0]
         if not out.type.is_float:

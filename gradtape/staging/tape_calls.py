@@ -80,11 +80,11 @@ class _ProgramRun:
 @functools.lru_cache(maxsize=1024)
 def _deferrable(fn: ir.Function) -> bool:
     """Whether computing fn later cannot raise where computing it now would not: no op of
-    deferred.EAGER_ONLY in it, other than calls of Functions like this one."""
+    deferred.eager_only in it, other than calls of Functions like this one."""
     for eqn in fn.eqns:
         if eqn.op is call_p:
             if not _deferrable(eqn.params["fn"]):
                 return False
-        elif eqn.op.name in deferred.EAGER_ONLY:
+        elif deferred.eager_only(eqn.op):
             return False
     return True

@@ -766,13 +766,14 @@ static PyObject *setup(PyObject *module, PyObject *names)
 /* --- bind ------------------------------------------------------------------------------ */
 
 /* Set by setup_bind(): dispatch.py's thread-local tape stack, the deferred module (whose
- * `enabled` is read at every call: tests and users switch it), EAGER_ONLY and _computed. */
+ * `enabled` is read at every call: tests and users switch it), deferred.eager_only (which
+ * reads the op's declared facts: this file knows no op) and _computed. */
 static PyObject *stack_local, *deferred_module, *eager_only, *py_computed, *dispatch_module, *c_record;
 static PyObject *impls, *py_asarray;  /* ir.op.impls, np.asarray */
-static PyObject *deferrable;  /* op -> whether its name is not in EAGER_ONLY (ops live as long as the program) */
-static PyObject *s_tapes, *s_enabled, *s_name, *s_tape, *s_watch, *s_record;
+static PyObject *deferrable;  /* op -> not eager_only(op), asked once per op (ops live as long as the program) */
+static PyObject *s_tapes, *s_enabled, *s_tape, *s_watch, *s_record;
 
-/* Whether bind may defer `op` now: deferral is on and op is not EAGER_ONLY. -1 on error. */
+/* Whether bind may defer `op` now: deferral is on and eager_only(op) is false. -1 on error. */
 static int deferrable_now(PyObject *op)
 {
     PyObject *enabled = PyObject_GetAttr(deferred_module, s_enabled);
@@ -787,11 +788,11 @@ static int deferrable_now(PyObject *op)
         return known == Py_True;
     if (PyErr_Occurred())
         return -1;
-    PyObject *name = PyObject_GetAttr(op, s_name);
-    if (name == NULL)
+    PyObject *answer = PyObject_CallOneArg(eager_only, op);
+    if (answer == NULL)
         return -1;
-    int eager = PySet_Contains(eager_only, name);
-    Py_DECREF(name);
+    int eager = PyObject_IsTrue(answer);
+    Py_DECREF(answer);
     if (eager < 0 || PyDict_SetItem(deferrable, op, eager ? Py_False : Py_True) < 0)
         return -1;
     return !eager;
@@ -959,7 +960,7 @@ done:
 #define N_BIND 8
 static PyObject *setup_bind(PyObject *module, PyObject *names)
 {
-    const char *keys[N_BIND] = {"stack", "deferred", "EAGER_ONLY", "computed", "dispatch", "record", "impls",
+    const char *keys[N_BIND] = {"stack", "deferred", "eager_only", "computed", "dispatch", "record", "impls",
                                 "asarray"};
     PyObject *given[N_BIND];
     if (!PyDict_Check(names)) {
@@ -973,8 +974,8 @@ static PyObject *setup_bind(PyObject *module, PyObject *names)
             return NULL;
         }
     }
-    if (!PyAnySet_Check(given[2]) || !PyDict_Check(given[6])) {
-        PyErr_SetString(PyExc_TypeError, "_crecord.setup_bind: EAGER_ONLY must be a set and impls a dict");
+    if (!PyCallable_Check(given[2]) || !PyDict_Check(given[6])) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup_bind: eager_only must be callable and impls a dict");
         return NULL;
     }
     PyObject *fresh = PyDict_New();
@@ -1015,12 +1016,11 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_kind = PyUnicode_InternFromString("kind");
     s_tapes = PyUnicode_InternFromString("tapes");
     s_enabled = PyUnicode_InternFromString("enabled");
-    s_name = PyUnicode_InternFromString("name");
     s_tape = PyUnicode_InternFromString("_tape");
     s_watch = PyUnicode_InternFromString("_watch_accessed_variables");
     s_record = PyUnicode_InternFromString("_record");
     if (!s_constants || !s_input_types || !s_structure_entry || !s_shape ||
-        !s_dtype || !s_tapes || !s_enabled || !s_name || !s_tape || !s_watch || !s_record || !s_kind)
+        !s_dtype || !s_tapes || !s_enabled || !s_tape || !s_watch || !s_record || !s_kind)
         return NULL;
     return PyModule_Create(&module_def);
 }

@@ -24,7 +24,8 @@ from . import tree
 from .custom_trace import CustomRuleError, build, free_vars, gradient_atom, paused_tapes, trace_piece
 from .tensor import Tensor
 
-custom_gradient_p = new_op("custom_gradient")
+# Runs the user's Python when f could not be traced.
+custom_gradient_p = new_op("custom_gradient", elementwise=False, can_fail_on_values=False, runs_code=True)
 
 
 class RecordedCall:

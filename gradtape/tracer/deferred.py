@@ -19,10 +19,11 @@ recording's leaves (backward.py, "recompute"), so forward and backward are
 one compiled, fused function, cached by the recording's structure.
 
 What is not deferred, and why:
-- ops that can fail on values rather than shapes (gather and scatter_add on
-  out-of-range indices) and ops that run user code or compiled sub-functions
-  (call, custom_gradient, custom_vjp/jvp): their errors and side effects must
-  happen at the op. (A staged function's call is deferred all the same when
+- ops that can fail on values rather than shapes (declared
+  `can_fail_on_values`: gather and scatter_add on out-of-range indices) and
+  ops that run code held in their params (declared `runs_code`: call,
+  custom_gradient, custom_vjp/jvp): their errors and side effects must
+  happen at the op (`eager_only(op)`). (A staged function's call is deferred all the same when
   its Function has no such op: its Python ran when it was traced, and what
   is left is pure; see staging/tape_calls.py.)
 - anything while no tape or several tapes are recording (nested tapes for
@@ -50,8 +51,10 @@ from .tensor import Tensor
 
 enabled = os.environ.get("GRADTAPE_DEFER_EAGER", "1") != "0"
 
-# Ops computed at once even on a tape (see the module docstring).
-EAGER_ONLY = frozenset(("gather", "scatter_add", "call", "custom_gradient", "custom_vjp", "custom_jvp"))
+
+def eager_only(op) -> bool:
+    """Whether `op` is computed at once even on a tape (see the module docstring)."""
+    return op.can_fail_on_values or op.runs_code
 
 
 class PendingTensor(Tensor):

@@ -16,7 +16,7 @@ import numpy as np
 from .. import ir
 from ..ir.op import impls, shape_rules
 from . import deferred
-from .deferred import EAGER_ONLY
+from .deferred import eager_only
 from .tape_stack import local as _stack
 from .tensor import Tensor
 
@@ -26,7 +26,7 @@ def bind(op, *args, **params) -> Tensor:
     tapes = _stack.tapes
     # The eager hot path first: a single tape records and defers the op
     # (declining when no operand is tracked or one is abstract).
-    if tapes and len(tapes) == 1 and deferred.enabled and op.name not in EAGER_ONLY:
+    if tapes and len(tapes) == 1 and deferred.enabled and not eager_only(op):
         tape = tapes[0]
         result = _record(tape._tape, op, args, params, None, tape._watch_accessed_variables)
         if result is not None:
@@ -109,7 +109,7 @@ def _accelerated_bind():
         from . import _crecord
     except ImportError:
         return bind
-    _crecord.setup_bind(dict(stack=_stack, deferred=deferred, EAGER_ONLY=EAGER_ONLY, computed=_computed,
+    _crecord.setup_bind(dict(stack=_stack, deferred=deferred, eager_only=eager_only, computed=_computed,
                              dispatch=sys.modules[__name__], record=_crecord.record, impls=impls,
                              asarray=np.asarray))
     return _crecord.bind if _record is _crecord.record else bind

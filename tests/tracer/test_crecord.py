@@ -295,10 +295,10 @@ def test_a_failed_bind_setup_keeps_the_previous_one():
         _crecord.setup_bind(None)
     with pytest.raises(KeyError, match="missing stack"):
         _crecord.setup_bind({})
-    names = dict(stack=None, deferred=deferred, EAGER_ONLY=deferred.EAGER_ONLY, computed=None, dispatch=dispatch,
+    names = dict(stack=None, deferred=deferred, eager_only=deferred.eager_only, computed=None, dispatch=dispatch,
                  record=_crecord.record, impls={}, asarray=np.asarray)
-    with pytest.raises(TypeError, match="EAGER_ONLY must be a set and impls a dict"):
-        _crecord.setup_bind(dict(names, EAGER_ONLY=["gather"]))
+    with pytest.raises(TypeError, match="eager_only must be callable and impls a dict"):
+        _crecord.setup_bind(dict(names, eager_only={"gather"}))
     w = gt.Variable(W0.copy())
     np.testing.assert_array_equal(dispatch.bind(elementwise.mul_p, w, 2.0).numpy(), W0 * 2.0)
     with gt.GradientTape() as tape:
@@ -354,7 +354,7 @@ def bind_on_one_tape(bind):
     with gt.GradientTape() as tape:
         y = bind(elementwise.mul_p, w, 2.0)
         z = bind(layout.reshape_p, y, shape=(1, 5))  # params by keyword
-        g = bind(gather_p, w, np.array([0, 2]), axis=0)  # EAGER_ONLY: computed at once, and recorded
+        g = bind(gather_p, w, np.array([0, 2]), axis=0)  # eager_only: computed at once, and recorded
     structure = tape._tape.structure
     grads = tape.gradient([z, g], w)
     return [type(y).__name__, type(z).__name__, type(g).__name__, structure, z.numpy(), g.numpy(), grads.numpy()]

@@ -18,7 +18,7 @@ from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rule
 
 __all__ = ["call_p", "call"]
 
-call_p = new_op("call")
+call_p = new_op("call", elementwise=False, can_fail_on_values=False, runs_code=True)
 
 
 def _shape(*types, fn):

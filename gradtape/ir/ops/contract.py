@@ -33,7 +33,7 @@ __all__ = ["contract_p", "contract"]
 
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 
-contract_p = new_op("contract")
+contract_p = new_op("contract", elementwise=False, can_fail_on_values=False, runs_code=False)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -53,8 +53,8 @@ from .reduce import reduce_sum
 
 __all__ = ["custom_vjp_p", "custom_jvp_p", "custom_vjp_call", "custom_jvp_call"]
 
-custom_vjp_p = new_op("custom_vjp")
-custom_jvp_p = new_op("custom_jvp")
+custom_vjp_p = new_op("custom_vjp", elementwise=False, can_fail_on_values=False, runs_code=True)
+custom_jvp_p = new_op("custom_jvp", elementwise=False, can_fail_on_values=False, runs_code=True)
 
 
 # --- shared pieces ---------------------------------------------------------------

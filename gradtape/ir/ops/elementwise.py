@@ -12,11 +12,9 @@ import numpy as np
 from ..builder import Sym, bind
 from ..op import (
     batching_rules,
-    elementwise_ops,
     impls,
     jvp_rules,
     new_op,
-    nondifferentiable_ops,
     shape_rules,
     vjp_rules,
 )
@@ -75,9 +73,15 @@ def _zeros_like(x: Sym) -> Sym:
 
 # --- unary ----------------------------------------------------------------------
 
-def unary(name, impl, deriv=None, *, zero_grad=False, float_only=True):
+def elementwise_op(name, **facts):
+    """Declare an elementwise op: its reference computes every element from the
+    operands' elements alone, so it never fails on values and runs no code."""
+    return new_op(name, elementwise=True, can_fail_on_values=False, runs_code=False, **facts)
+
+
+def unary(name, impl, deriv=None, *, zero_grad=False, float_only=True, cheap=False):
     """Declare a unary op whose derivative is `deriv(x, out)` (or exactly zero)."""
-    op = new_op(name, elementwise=True)
+    op = elementwise_op(name, zero_derivative=zero_grad, cheap=cheap)
     shape_rules[op] = _unary_shape(op, float_only)
     impls[op] = impl
     batching_rules[op] = _broadcasting_batch_rule(op)
@@ -90,7 +94,7 @@ def unary(name, impl, deriv=None, *, zero_grad=False, float_only=True):
     return op
 
 
-neg_p = unary("neg", np.negative, float_only=False)
+neg_p = unary("neg", np.negative, float_only=False, cheap=True)
 vjp_rules[neg_p] = lambda ct, out, x: (neg(ct),)
 jvp_rules[neg_p] = lambda ts, out, x: neg(ts[0])
 
@@ -104,11 +108,11 @@ cos_p = unary("cos", np.cos, lambda x, out: neg(sin(x)))
 tan_p = unary("tan", np.tan, lambda x, out: 1.0 + out * out)
 tanh_p = unary("tanh", np.tanh, lambda x, out: 1.0 - out * out)
 arctan_p = unary("arctan", np.arctan, lambda x, out: 1.0 / (1.0 + x * x))
-abs_p = unary("abs", np.abs, lambda x, out: sign(x), float_only=False)
-sign_p = unary("sign", np.sign, zero_grad=True, float_only=False)
-floor_p = unary("floor", np.floor, zero_grad=True)
-ceil_p = unary("ceil", np.ceil, zero_grad=True)
-round_p = unary("round", np.round, zero_grad=True)
+abs_p = unary("abs", np.abs, lambda x, out: sign(x), float_only=False, cheap=True)
+sign_p = unary("sign", np.sign, zero_grad=True, float_only=False, cheap=True)
+floor_p = unary("floor", np.floor, zero_grad=True, cheap=True)
+ceil_p = unary("ceil", np.ceil, zero_grad=True, cheap=True)
+round_p = unary("round", np.round, zero_grad=True, cheap=True)
 
 # --- the logistic pair: softplus and its derivative sigmoid --------------------------
 # One op each rather than a composition of exp/log1p/where: an eager tape pays
@@ -131,7 +135,7 @@ def _sigmoid_impl(x):
 sigmoid_p = unary("sigmoid", _sigmoid_impl, lambda x, out: out * (1.0 - out))
 softplus_p = unary("softplus", _softplus_impl, lambda x, out: sigmoid(x))
 
-logical_not_p = new_op("logical_not", elementwise=True, differentiable=False)
+logical_not_p = elementwise_op("logical_not", differentiable=False, cheap=True)
 shape_rules[logical_not_p] = lambda x: (require_bool(logical_not_p, x), x)[1]
 impls[logical_not_p] = np.logical_not
 batching_rules[logical_not_p] = _broadcasting_batch_rule(logical_not_p)
@@ -139,7 +143,7 @@ batching_rules[logical_not_p] = _broadcasting_batch_rule(logical_not_p)
 
 # --- cast ---------------------------------------------------------------------------
 
-cast_p = new_op("cast", elementwise=True)
+cast_p = elementwise_op("cast", cheap=True)
 shape_rules[cast_p] = lambda x, *, dtype: x.with_dtype(dtype)
 impls[cast_p] = lambda x, *, dtype: np.asarray(x).astype(dtype)
 batching_rules[cast_p] = _broadcasting_batch_rule(cast_p)
@@ -161,8 +165,8 @@ jvp_rules[cast_p] = _cast_jvp
 
 # --- binary arithmetic -------------------------------------------------------------
 
-def binary(name, impl, *, float_only=False):
-    op = new_op(name, elementwise=True)
+def binary(name, impl, *, float_only=False, **facts):
+    op = elementwise_op(name, **facts)
     shape_rules[op] = _nary_shape(op, float_only=float_only)
     impls[op] = impl
     batching_rules[op] = _broadcasting_batch_rule(op)
@@ -190,23 +194,23 @@ def _sum_tangents(a, b, out):
     return _full(a + b, out)
 
 
-add_p = binary("add", np.add)
+add_p = binary("add", np.add, commutative=True, left_identity=0, right_identity=0, cheap=True)
 vjp_rules[add_p] = lambda ct, out, x, y: (ct, ct)
 jvp_rules[add_p] = lambda ts, out, x, y: _sum_tangents(ts[0], ts[1], out)
 
-sub_p = binary("sub", np.subtract)
+sub_p = binary("sub", np.subtract, right_identity=0, cheap=True)
 vjp_rules[sub_p] = lambda ct, out, x, y: (ct, neg(ct))
 jvp_rules[sub_p] = lambda ts, out, x, y: _sum_tangents(
     ts[0], None if ts[1] is None else neg(ts[1]), out
 )
 
-mul_p = binary("mul", np.multiply)
+mul_p = binary("mul", np.multiply, commutative=True, left_identity=1, right_identity=1, cheap=True)
 vjp_rules[mul_p] = lambda ct, out, x, y: (ct * y, ct * x)
 jvp_rules[mul_p] = lambda ts, out, x, y: _sum_tangents(
     None if ts[0] is None else ts[0] * y, None if ts[1] is None else x * ts[1], out
 )
 
-div_p = binary("div", np.true_divide, float_only=True)
+div_p = binary("div", np.true_divide, float_only=True, right_identity=1)
 vjp_rules[div_p] = lambda ct, out, x, y: (ct / y, neg(ct * out / y))
 jvp_rules[div_p] = lambda ts, out, x, y: _sum_tangents(
     None if ts[0] is None else ts[0] / y,
@@ -227,7 +231,7 @@ def _pow_dx(x, y, out):
     return y * pow(x, y - 1.0)
 
 
-pow_p = binary("pow", np.power, float_only=True)
+pow_p = binary("pow", np.power, float_only=True, right_identity=1)
 vjp_rules[pow_p] = lambda ct, out, x, y: (
     ct * _pow_dx(x, y, out),
     ct * out * _safe_log(x),
@@ -262,16 +266,16 @@ def _minmax_vjp(first_wins):
     return rule, jvp
 
 
-maximum_p = binary("maximum", np.maximum)
+maximum_p = binary("maximum", np.maximum, commutative=True, cheap=True)
 vjp_rules[maximum_p], jvp_rules[maximum_p] = _minmax_vjp(True)
-minimum_p = binary("minimum", np.minimum)
+minimum_p = binary("minimum", np.minimum, commutative=True, cheap=True)
 vjp_rules[minimum_p], jvp_rules[minimum_p] = _minmax_vjp(False)
 
 
 # --- comparisons and logic (no derivative) ----------------------------------------
 
-def predicate(name, impl, *, bool_only=False):
-    op = new_op(name, elementwise=True, differentiable=False)
+def predicate(name, impl, *, bool_only=False, commutative=False):
+    op = elementwise_op(name, differentiable=False, commutative=commutative, cheap=True)
     nary = _nary_shape(op, out_dtype=np.bool_)
 
     def shape_rule(*types):
@@ -286,20 +290,20 @@ def predicate(name, impl, *, bool_only=False):
     return op
 
 
-eq_p = predicate("eq", np.equal)
-ne_p = predicate("ne", np.not_equal)
+eq_p = predicate("eq", np.equal, commutative=True)
+ne_p = predicate("ne", np.not_equal, commutative=True)
 lt_p = predicate("lt", np.less)
 le_p = predicate("le", np.less_equal)
 gt_p = predicate("gt", np.greater)
 ge_p = predicate("ge", np.greater_equal)
-logical_and_p = predicate("logical_and", np.logical_and, bool_only=True)
-logical_or_p = predicate("logical_or", np.logical_or, bool_only=True)
-logical_xor_p = predicate("logical_xor", np.logical_xor, bool_only=True)
+logical_and_p = predicate("logical_and", np.logical_and, bool_only=True, commutative=True)
+logical_or_p = predicate("logical_or", np.logical_or, bool_only=True, commutative=True)
+logical_xor_p = predicate("logical_xor", np.logical_xor, bool_only=True, commutative=True)
 
 
 # --- where ---------------------------------------------------------------------------
 
-where_p = new_op("where", elementwise=True)
+where_p = elementwise_op("where", cheap=True)
 
 
 def _where_shape(cond, x, y):
@@ -378,7 +382,8 @@ Sym.__pow__ = pow
 
 
 # --- stop_gradient: the identity, through which no derivative flows -----------------
-stop_gradient_p = new_op("stop_gradient", differentiable=False)
+stop_gradient_p = new_op("stop_gradient", elementwise=False, can_fail_on_values=False, runs_code=False,
+                         differentiable=False, cheap=True)
 shape_rules[stop_gradient_p] = lambda x: x
 impls[stop_gradient_p] = lambda x: x
 batching_rules[stop_gradient_p] = _broadcasting_batch_rule(stop_gradient_p)

@@ -105,7 +105,7 @@ def _index(starts, stops, steps) -> tuple:
 
 # --- slice --------------------------------------------------------------------------
 
-slice_p = new_op("slice")
+slice_p = new_op("slice", elementwise=False, can_fail_on_values=False, runs_code=False, data_movement=True)
 
 
 def _slice_shape(x, *, starts, stops, steps):
@@ -126,7 +126,8 @@ batching_rules[slice_p] = lambda n, ins, batched, *, starts, stops, steps: slice
 
 # --- unslice: the transpose of slice --------------------------------------------------
 
-unslice_p = new_op("unslice")
+unslice_p = new_op("unslice", elementwise=False, can_fail_on_values=False, runs_code=False,
+                   data_movement=True)
 
 
 def _unslice_shape(x, *, shape, starts, stops, steps):
@@ -178,7 +179,8 @@ def _check_bounds(op, idx, size, axis):
     return idx
 
 
-gather_p = new_op("gather")
+# Indices are values: one out of range raises in the reference (never wraps).
+gather_p = new_op("gather", elementwise=False, can_fail_on_values=True, runs_code=False)
 
 
 def _gather_shape(x, idx, *, axis):
@@ -238,7 +240,7 @@ batching_rules[gather_p] = _gather_batch
 
 # --- scatter_add: the transpose of gather (np.add.at into zeros) -----------------------
 
-scatter_add_p = new_op("scatter_add")
+scatter_add_p = new_op("scatter_add", elementwise=False, can_fail_on_values=True, runs_code=False)
 
 
 def _scatter_add_shape(x, idx, *, axis, size):
@@ -300,7 +302,8 @@ batching_rules[scatter_add_p] = _scatter_add_batch
 
 # --- concatenate -------------------------------------------------------------------------
 
-concatenate_p = new_op("concatenate")
+concatenate_p = new_op("concatenate", elementwise=False, can_fail_on_values=False, runs_code=False,
+                       data_movement=True)
 
 
 def _concatenate_shape(*xs, axis):
@@ -349,7 +352,7 @@ batching_rules[concatenate_p] = lambda n, ins, batched, *, axis: concatenate(
 
 # --- pad: constant padding -------------------------------------------------------------
 
-pad_p = new_op("pad")
+pad_p = new_op("pad", elementwise=False, can_fail_on_values=False, runs_code=False, data_movement=True)
 
 
 def _pad_shape(x, *, pad_width, value):

@@ -19,7 +19,8 @@ def _linear_jvp(fn):
 
 # --- broadcast_to -----------------------------------------------------------------
 
-broadcast_to_p = new_op("broadcast_to")
+broadcast_to_p = new_op("broadcast_to", elementwise=False, can_fail_on_values=False, runs_code=False,
+                        data_movement=True)
 
 
 def _broadcast_to_shape(x, *, shape):
@@ -66,7 +67,8 @@ def unbroadcast(ct: Sym, shape) -> Sym:
 
 # --- reshape ------------------------------------------------------------------------
 
-reshape_p = new_op("reshape")
+reshape_p = new_op("reshape", elementwise=False, can_fail_on_values=False, runs_code=False,
+                   data_movement=True)
 
 
 def _reshape_shape(x, *, shape):
@@ -92,7 +94,8 @@ def reshape(x: Sym, shape) -> Sym:
 
 # --- transpose ----------------------------------------------------------------------
 
-transpose_p = new_op("transpose")
+transpose_p = new_op("transpose", elementwise=False, can_fail_on_values=False, runs_code=False,
+                     data_movement=True)
 
 
 def _transpose_shape(x, *, perm):

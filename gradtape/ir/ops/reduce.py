@@ -65,7 +65,7 @@ def _arg_batch_rule(arg):
 
 # --- reduce_sum -------------------------------------------------------------------
 
-reduce_sum_p = new_op("reduce_sum")
+reduce_sum_p = new_op("reduce_sum", elementwise=False, can_fail_on_values=False, runs_code=False)
 
 
 def _reduce_shape(op):
@@ -124,14 +124,14 @@ def _extreme_jvp(ts, out, x, *, axes):
     return reduce_sum(ts[0] * _tie_weights(out, x, axes), axes)
 
 
-reduce_max_p = new_op("reduce_max")
+reduce_max_p = new_op("reduce_max", elementwise=False, can_fail_on_values=False, runs_code=False)
 shape_rules[reduce_max_p] = _nonempty_reduce_shape(reduce_max_p, "maximum")
 impls[reduce_max_p] = lambda x, *, axes: np.max(x, axis=axes)
 vjp_rules[reduce_max_p] = _extreme_vjp
 jvp_rules[reduce_max_p] = _extreme_jvp
 batching_rules[reduce_max_p] = _reduce_batch_rule(lambda x, axes: reduce_max(x, axes))
 
-reduce_min_p = new_op("reduce_min")
+reduce_min_p = new_op("reduce_min", elementwise=False, can_fail_on_values=False, runs_code=False)
 shape_rules[reduce_min_p] = _nonempty_reduce_shape(reduce_min_p, "minimum")
 impls[reduce_min_p] = lambda x, *, axes: np.min(x, axis=axes)
 vjp_rules[reduce_min_p] = _extreme_vjp
@@ -151,7 +151,7 @@ def reduce_min(x: Sym, axes) -> Sym:
 
 # --- reduce_prod ----------------------------------------------------------------------
 
-reduce_prod_p = new_op("reduce_prod")
+reduce_prod_p = new_op("reduce_prod", elementwise=False, can_fail_on_values=False, runs_code=False)
 
 
 def prod_of_others(x: Sym, axes) -> Sym:
@@ -216,12 +216,14 @@ def _arg_shape(op, what):
     return shape_rule
 
 
-argmax_p = new_op("argmax", differentiable=False)
+argmax_p = new_op("argmax", elementwise=False, can_fail_on_values=False, runs_code=False,
+                  differentiable=False)
 shape_rules[argmax_p] = _arg_shape(argmax_p, "maximum")
 impls[argmax_p] = lambda x, *, axis: np.argmax(x, axis=axis).astype(np.int64)
 batching_rules[argmax_p] = _arg_batch_rule(lambda x, axis: argmax(x, axis))
 
-argmin_p = new_op("argmin", differentiable=False)
+argmin_p = new_op("argmin", elementwise=False, can_fail_on_values=False, runs_code=False,
+                  differentiable=False)
 shape_rules[argmin_p] = _arg_shape(argmin_p, "minimum")
 impls[argmin_p] = lambda x, *, axis: np.argmin(x, axis=axis).astype(np.int64)
 batching_rules[argmin_p] = _arg_batch_rule(lambda x, axis: argmin(x, axis))
