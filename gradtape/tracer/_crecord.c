@@ -30,6 +30,7 @@
 static PyTypeObject *recording_type, *pending_type, *tensor_type, *variable_type, *ndarray_type, *float64_type;
 static PyObject *signatures_memo, *types_memo, *literals_memo;  /* recording._signatures, _types, _literals */
 static PyObject *py_record, *py_signature, *py_type_of, *constant_kind, *variable_kind, *float64_dtype, *int64_dtype;
+static PyObject *py_watch_integer_variable;
 
 /* Slot offsets. */
 static Py_ssize_t off_sym, off_value;  /* Tensor._sym, Tensor._value */
@@ -355,15 +356,20 @@ static PyObject *variable_read(PyObject *rec, PyObject *var_of, PyObject *a, PyO
         watch = PyObject_IsTrue(watch_reads);
     if (watch == 0)
         watch = PyDict_Contains(sources, key);
-    if (watch > 0) {  /* floating point only */
+    int floating = 0;
+    if (watch > 0) {  /* a variable of another dtype is watched, but its reads are not tracked */
         PyObject *dtype = PyObject_GetAttr(array, s_dtype);
         PyObject *kind = dtype == NULL ? NULL : PyObject_GetAttr(dtype, s_kind);
         Py_XDECREF(dtype);
-        watch = kind == NULL ? -1 : PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "f") == 0;
+        floating = kind == NULL ? -1 : PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "f") == 0;
         Py_XDECREF(kind);
     }
-    if (watch > 0)
+    if (watch > 0 && floating > 0) {
         p = watch_variable(rec, var_of, a, key, array);
+    } else if (watch > 0 && floating == 0) {  /* Recording.watch_integer_variable */
+        PyObject *r = PyObject_CallFunctionObjArgs(py_watch_integer_variable, rec, a, NULL);
+        Py_XDECREF(r);
+    }
     Py_DECREF(key);
     return p;
 }
@@ -699,6 +705,7 @@ static const struct {
     {"VARIABLE", &variable_kind, ANY},
     {"float64_dtype", &float64_dtype, ANY},
     {"int64_dtype", &int64_dtype, ANY},
+    {"watch_integer_variable", &py_watch_integer_variable, ANY},
 };
 #define N_NEEDED (sizeof(needed) / sizeof(needed[0]))
 

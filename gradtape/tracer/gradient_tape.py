@@ -18,7 +18,7 @@ from .. import ir
 from . import tape_stack, tree
 from .backward import backward_for, cached_plan
 from .dispatch import bind
-from .recording import Recording
+from .recording import Recording, in_creation_order
 from .recording import record as _record
 from .tensor import Tensor
 from .variable import Variable
@@ -62,7 +62,10 @@ class GradientTape:
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._recording = False
         self._tape: Recording | None = None
-        self._watched_after_use: list = []
+        # A used non-persistent tape's watched variables: (its recording's variables and
+        # watched_integers), kept without the recording itself, sorted only when asked for
+        self._watched_after_use: tuple = ([], {})
+        self._paused = False  # inside this tape's stop_recording()
         self._warned_inside = False
         self._used = False  # a non-persistent tape whose recording was consumed
 
@@ -112,11 +115,18 @@ class GradientTape:
     def watch(self, tensor):
         """Ensure `tensor` (a Tensor, Variable, or nested structure of them) is traced.
 
+        As in TensorFlow, a watch inside this tape's `stop_recording()` is ignored
+        when no other tape records in this thread, and a Variable of any dtype is
+        watched (listed by `watched_variables()`), while a gradient with respect to
+        an integer or bool tensor is None.
+
         Raises:
           ValueError: if something other than a Tensor or Variable is passed.
           RuntimeError: on a non-persistent tape already used for gradients
             (and not re-entered since).
         """
+        if self._paused and not tape_stack.active():
+            return
         if self._used and self._tape is None:
             # Creating a fresh recording here would silently re-arm the tape:
             # the next gradient() would answer None instead of raising.
@@ -135,15 +145,17 @@ class GradientTape:
                     "GradientTape.watch: cannot watch an abstract (traced) tensor; "
                     "inside @differentiable functions use gradtape.grad instead."
                 )
+            if self._tape is None:
+                self._tape = Recording()
             if not ir.is_float(t.dtype):
                 warnings.warn(
                     "The dtype of the watched tensor must be floating (e.g. float32 or "
                     f"float64), got {t.dtype}; its gradient will be None.",
                     stacklevel=2,
                 )
+                if isinstance(t, Variable):
+                    self._tape.watch_integer_variable(t)
                 continue
-            if self._tape is None:
-                self._tape = Recording()
             self._tape.watch(t)
 
     def _record(self, op, args, params, result):
@@ -170,10 +182,11 @@ class GradientTape:
         self._push_tape()
 
     def watched_variables(self) -> tuple:
-        """The Variables this tape watches, in the order they were first watched."""
+        """The Variables this tape watches (read on it, or watched explicitly; of any
+        dtype), in the order the variables were created, as TensorFlow lists them."""
         if self._tape is None:
-            return tuple(self._watched_after_use)
-        return tuple(self._tape.variables)
+            return in_creation_order(*self._watched_after_use)
+        return in_creation_order(self._tape.variables, self._tape.watched_integers)
 
     # --- differentiation --------------------------------------------------------
     def _check_usable(self):
@@ -197,7 +210,7 @@ class GradientTape:
                 )
         rec = self._tape
         if not self._persistent:
-            self._watched_after_use = list(rec.variables)
+            self._watched_after_use = (rec.variables, rec.watched_integers)
             self._tape = None
             self._used = True
         return rec
@@ -228,8 +241,14 @@ class GradientTape:
           RuntimeError: when called a second time on a non-persistent tape.
           TypeError: if `target` is None or holds something other than Tensors,
             or `sources` holds something other than Tensors and Variables.
-          ValueError: for a Variable target, an unknown `unconnected_gradients`,
-            or `output_gradients` that do not match the targets.
+          ValueError: for an unknown `unconnected_gradients`, or
+            `output_gradients` that do not match the targets.
+
+        A Variable target stands for the variable itself, not a value read from
+        it (as TensorFlow differentiates the variable's handle): its gradient
+        is ones (or its output_gradient) for that same Variable among the
+        sources, whether or not it was read, and unconnected for every other
+        source.
         """
         # A training loop's case first: targets recorded Tensors (one, or a flat list or
         # tuple), sources watched (likewise), no output_gradients, no tape recording
@@ -257,7 +276,7 @@ class GradientTape:
                     if tapes:
                         self._pop_tape()
                     if not self._persistent:
-                        self._watched_after_use = list(rec.variables)
+                        self._watched_after_use = (rec.variables, rec.watched_integers)
                         self._tape = None
                         self._used = True
                     grads = plan.gradients(rec)
@@ -275,8 +294,6 @@ class GradientTape:
             )
         flat_targets = tree.flatten(target)
         for i, t in enumerate(flat_targets):
-            if isinstance(t, Variable):
-                raise ValueError("GradientTape.gradient is not supported for variable targets.")
             if not isinstance(t, Tensor):
                 raise TypeError(
                     f"GradientTape.gradient: targets must be Tensors, got "
@@ -286,9 +303,15 @@ class GradientTape:
         flat_sources = _check_sources(sources)
         seeds = _seeds(flat_targets, output_gradients)
         rec = self._begin_use()
-        unit_seeds = output_gradients is None
-        backward = backward_for(rec, flat_targets, flat_sources, unit_seeds=unit_seeds)
-        grads = backward.run(seeds)
+        recorded = [k for k, t in enumerate(flat_targets) if not isinstance(t, Variable)]
+        if recorded:
+            backward = backward_for(rec, [flat_targets[k] for k in recorded], flat_sources,
+                                    unit_seeds=output_gradients is None)
+            grads = backward.run([seeds[k] for k in recorded])
+        else:
+            grads = [None] * len(flat_sources)
+        if len(recorded) < len(flat_targets):
+            grads = _with_variable_targets(grads, flat_targets, seeds, flat_sources)
         if unconnected is UnconnectedGradients.ZERO:
             grads = [_zeros_if_none(g, s) for g, s in zip(grads, flat_sources)]
         return tree.unflatten(sources, grads)
@@ -325,6 +348,8 @@ class GradientTape:
             raise TypeError(f"GradientTape.jacobian: target must be a Tensor, got {type(target).__name__}")
         flat_sources = _check_sources(sources)
         rec = self._begin_use()
+        if isinstance(target, Variable):  # the variable itself (see `gradient`)
+            return tree.unflatten(sources, [_identity_jacobian(target, s, unconnected) for s in flat_sources])
         n = target.size
         if experimental_use_pfor and n:
             # One vectorized backward over the identity: every row in one run.
@@ -389,6 +414,12 @@ class GradientTape:
                 "experimental_use_pfor set to False."
             )
         rec = self._begin_use()
+        if isinstance(target, Variable):  # the variable itself (see `gradient`)
+            if source is target and ir.is_float(target.dtype):
+                row = int(np.prod(target.shape[1:], dtype=np.int64))
+                eye = np.eye(row, dtype=target.dtype).reshape(target.shape[1:] * 2)
+                return Tensor(np.broadcast_to(eye, target.shape + target.shape[1:]).copy())
+            return Tensor(np.zeros(target.shape + source.shape[1:], source.dtype))
         b = target.shape[0]
         row = int(np.prod(target.shape[1:], dtype=np.int64))
         vectorized = experimental_use_pfor and row > 0
@@ -417,6 +448,34 @@ class GradientTape:
         return bind(ir.all_ops["reshape"], jac, shape=out_shape)
 
 
+def _with_variable_targets(grads, flat_targets, seeds, flat_sources) -> list:
+    """`grads` plus what Variable targets give: d(v)/d(v) is ones (or v's seed) for the
+    same floating Variable among the sources; nothing for any other source."""
+    grads = list(grads)
+    for t, seed in zip(flat_targets, seeds):
+        if not isinstance(t, Variable) or not ir.is_float(t.dtype):
+            continue
+        if seed is None:
+            seed = Tensor(np.ones(t.shape, t.dtype))
+        elif not isinstance(seed, Tensor):
+            seed = Tensor(np.asarray(seed, t.dtype))
+        elif seed.dtype != t.dtype:
+            seed = bind(ir.all_ops["cast"], seed, dtype=t.dtype)
+        for j, s in enumerate(flat_sources):
+            if s is t:  # through gradtape ops: an outer tape may differentiate a seed
+                grads[j] = seed if grads[j] is None else bind(ir.all_ops["add"], grads[j], seed)
+    return grads
+
+
+def _identity_jacobian(target, source, unconnected):
+    """jacobian(target, source) for a Variable target: the identity for that same floating
+    Variable, else unconnected (None, or zeros)."""
+    shape = target.shape + source.shape
+    if source is target and ir.is_float(target.dtype):
+        return Tensor(np.eye(target.size, dtype=target.dtype).reshape(shape))
+    return Tensor(np.zeros(shape, source.dtype)) if unconnected is UnconnectedGradients.ZERO else None
+
+
 def _stack_rows(rows, shape) -> Tensor:
     """Stack per-row gradients into one Tensor of `shape`, through gradtape ops,
     so that a tape recording around this Jacobian can differentiate it."""
@@ -433,8 +492,10 @@ class _StopRecording:
         if self.tape._tape is None:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
         self.tape._pop_tape()
+        self.tape._paused = True
 
     def __exit__(self, *exc):
+        self.tape._paused = False
         self.tape._push_tape()
 
 

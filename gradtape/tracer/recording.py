@@ -138,7 +138,7 @@ class Recording:
 
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
-        "versions", "snapshots", "literals", "uncacheable", "deferred",
+        "versions", "snapshots", "literals", "uncacheable", "deferred", "watched_integers",
         "_vars", "_eqns",
     )
 
@@ -159,6 +159,9 @@ class Recording:
         self.leaves = []  # positions not defined by an op: sources and constants
         self.sources = {}  # id(tensor) -> [position, ...] (a variable re-read after assign gets a new one)
         self.variables = []  # watched Variables, in the order they were watched
+        # Watched Variables of a dtype without gradients (integers, bool), by id: TF watches
+        # every trainable variable read, of any dtype; no op on them is recorded.
+        self.watched_integers = {}
         self.versions = {}  # id(variable) -> its version when its current position was made
         self.snapshots = {}  # position of a variable read -> the array that read saw
         self.literals = {}  # structure key of a scalar operand -> its Literal
@@ -250,6 +253,11 @@ class Recording:
         self.versions[key] = v._version
         return p
 
+    def watch_integer_variable(self, v: Variable):
+        """Watch Variable `v` of a dtype without gradients: it is one of the watched variables,
+        and its reads stay constants (the C accelerator calls this too)."""
+        self.watched_integers.setdefault(id(v), v)
+
     def is_tracked(self, tensor: Tensor) -> bool:
         key = id(tensor)
         return key in self.var_of and not (
@@ -264,8 +272,10 @@ class Recording:
             return p
         # An explicitly watched variable stays watched after an assign,
         # trainable or not (TF watches the variable itself).
-        if ((a.trainable and watch_reads) or key in self.sources) and a._value.dtype.kind == "f":
-            return self._watch_variable(a, key)
+        if (a.trainable and watch_reads) or key in self.sources:
+            if a._value.dtype.kind == "f":
+                return self._watch_variable(a, key)
+            self.watch_integer_variable(a)  # watched, as in TF, but nothing to differentiate
         return None
 
     def _constant(self, a: Tensor) -> int:
@@ -397,12 +407,19 @@ class Recording:
         return Tensor(t) if t.__class__ is np.ndarray else t
 
 
+def in_creation_order(variables: list, watched_integers: dict) -> tuple:
+    """A recording's watched Variables (its `variables` and `watched_integers`) in the
+    order the variables were created, as TF's GradientTape.watched_variables lists them."""
+    return tuple(sorted([*variables, *watched_integers.values()], key=Variable.creation_order))
+
+
 def _crecord_names() -> dict:
     """What the C accelerator reads and calls (its `setup` takes them by name)."""
     return dict(
         Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, ndarray=np.ndarray,
         float64=np.float64, signatures=_signatures, types=_types, literals=_literals, record=Recording.record,
         signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, VARIABLE=VARIABLE, float64_dtype=np.dtype(np.float64),
+        watch_integer_variable=Recording.watch_integer_variable,
         # Python ints make int64 Literals only where that is NumPy's default integer
         int64_dtype=np.dtype(np.int64) if np.asarray(0).dtype == np.int64 else None)
 

@@ -10,7 +10,8 @@ from . import tape_stack
 from .dispatch import bind
 from .tensor import Tensor
 
-_counter = itertools.count()
+_counter = itertools.count()  # default names
+_serials = itertools.count()  # creation order, named or not
 
 
 class Variable(Tensor):
@@ -35,7 +36,7 @@ class Variable(Tensor):
         array([2., 4.])
     """
 
-    __slots__ = ("trainable", "name", "_version")
+    __slots__ = ("trainable", "name", "_version", "_serial")
 
     def __init__(self, initial_value, trainable: bool = True, name: str | None = None, dtype=None):
         if isinstance(initial_value, Tensor):
@@ -44,8 +45,14 @@ class Variable(Tensor):
         value.flags.writeable = False
         super().__init__(value)
         self.trainable = bool(trainable)
+        self._serial = next(_serials)
         self.name = name if name is not None else f"Variable:{next(_counter)}"
         self._version = 0
+
+    @staticmethod
+    def creation_order(v: "Variable") -> int:
+        """A sort key: variables created earlier come first (GradientTape.watched_variables)."""
+        return v._serial
 
     def _check(self, value, what):
         value = value.numpy() if isinstance(value, Tensor) else value

@@ -22,7 +22,7 @@ from gradtape.tracer.trace import make_ir
 from gradtape.ir.ops.indexing import gather_p
 from gradtape.tracer import _crecord, deferred, dispatch, gradient_tape, recording
 from gradtape.tracer.deferred import PendingTensor
-from gradtape.tracer.recording import Recording
+from gradtape.tracer.recording import Recording, in_creation_order
 
 IMPLEMENTATIONS = {"python": Recording.record, "c": _crecord.record}
 
@@ -75,7 +75,7 @@ def explicit_watch(w, v):
     a = frozen * w
     frozen.assign(frozen * 2.0)
     b = frozen * 3.0  # still watched after the assign: it was watched explicitly
-    return [a, b, w + counts, w * w]  # an integer variable is never watched
+    return [a, b, w + counts, w * w]  # an integer variable read is watched, its reads not tracked
 
 
 def params(w, v):
@@ -138,8 +138,9 @@ def summary(rec: Recording, outputs):
     snapshots = {p: a.tobytes() for p, a in rec.snapshots.items()}
     # a custom_gradient's params hold this step's callback: compare its class
     info = [e if len(e) == 2 else e[:4] + ({k: _plain(p) for k, p in e[4].items()},) for e in rec.info]
+    watched = [(str(v.dtype), v.shape, v.trainable) for v in in_creation_order(rec.variables, rec.watched_integers)]
     return (rec.structure, info, values, rec.leaves, positions, snapshots, rec.deferred, rec.uncacheable,
-            sorted(rec.literals))
+            sorted(rec.literals), watched)
 
 
 def _watching_w(program):
@@ -168,6 +169,8 @@ def test_c_and_python_record_the_same(program, watch_accessed, use):
         got[impl + " gradients"] = [None if g is None else g.numpy() for g in grads]
     assert got["c"] == got["python"]
     assert len(got["c"][0]) > 2  # the program was recorded at all
+    if program is explicit_watch and watch_accessed:
+        assert ("int64", (5,), True) in got["c"][-1]  # the integer variable read was watched
     for a, b in zip(got["c gradients"], got["python gradients"]):
         assert (a is None) == (b is None)
         if a is not None:

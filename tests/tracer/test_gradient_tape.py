@@ -297,14 +297,20 @@ def test_gradient_with_respect_to_an_intermediate():
     close(tape.gradient(y, y), 1.0)
 
 
-def test_variable_target_raises():
-    v = gt.Variable(1.0)
+def test_variable_target_is_the_variable_itself():
+    # As TF (it differentiates the variable's handle): d v / d v is ones, whether or not v
+    # was read, and a Variable target is unconnected to everything else.
+    v, w = gt.Variable([1.0, 2.0]), gt.Variable(3.0)
     with gt.GradientTape() as tape:
         _ = v * 2.0
-    with pytest.raises(ValueError, match=re.escape("GradientTape.gradient is not supported for variable targets.")):
-        tape.gradient(v, v)
-    with pytest.raises(ValueError, match="not supported for variable targets"):
-        tape.gradient([v * 1.0, v], v)
+    dv, dw = tape.gradient(v, [v, w])
+    np.testing.assert_array_equal(dv.numpy(), [1.0, 1.0])
+    assert dw is None
+    with gt.GradientTape() as tape:
+        y = gt.sum(v * w)
+    dv, dw = tape.gradient([y, v], [v, w])  # summed with the recorded target's gradient
+    np.testing.assert_array_equal(dv.numpy(), [4.0, 4.0])
+    assert float(dw) == 3.0
 
 
 def test_none_target_raises():

@@ -138,29 +138,39 @@ def test_watch_accessed_variables_false_needs_explicit_watch():
     assert tape.watched_variables() == ()
 
 
-def test_watched_variables_order_is_first_watched():
+def test_watched_variables_are_in_creation_order():
+    # TF lists them "in order of construction", whatever order they were read in.
     a, b, c = (gt.Variable(float(i), name=n) for i, n in enumerate("abc"))
     d = gt.Variable(9.0, name="d", trainable=False)
     with gt.GradientTape() as tape:
         y = c * b
         tape.watch(d)
         y = y + a * c + d
-    assert [v.name for v in tape.watched_variables()] == ["c", "b", "d", "a"]
+    assert [v.name for v in tape.watched_variables()] == ["a", "b", "c", "d"]
     tape.gradient(y, a)
     # still answered after the non-persistent tape gave up its recording
-    assert [v.name for v in tape.watched_variables()] == ["c", "b", "d", "a"]
+    assert [v.name for v in tape.watched_variables()] == ["a", "b", "c", "d"]
 
 
 def test_watched_variables_before_recording_is_empty():
     assert gt.GradientTape().watched_variables() == ()
 
 
-def test_non_float_variable_is_not_watched():
-    i = gt.Variable(np.array([1, 2]))
+def test_integer_variable_read_is_watched_but_has_no_gradient():
+    # TF watches every trainable variable read on a tape, of any dtype; gradients with
+    # respect to integers are None (zeros with UnconnectedGradients.ZERO).
+    i = gt.Variable(np.array([1, 2]), name="i")
+    frozen = gt.Variable(np.array([3, 4]), name="frozen", trainable=False)
+    w = gt.Variable(0.5, name="w")
+    with gt.GradientTape() as tape:
+        y = gt.sum(i * 2.0 + frozen * w)
+    assert tape.watched_variables() == (i, w)
+    gi, gw = tape.gradient(y, [i, w])
+    assert gi is None and float(gw) == 7.0
     with gt.GradientTape() as tape:
         y = i * 2.0
-    assert tape.watched_variables() == ()
-    assert tape.gradient(y, i) is None
+    zero = tape.gradient(y, i, unconnected_gradients="zero")
+    assert zero.dtype == np.int64 and zero.numpy().tolist() == [0, 0]
 
 
 def test_variable_gradient_keeps_its_dtype():
