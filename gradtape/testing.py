@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
-from .tracer.trace import trace
+from .tracer import tree
+from .tracer.trace import make_ir
 
 _DEFAULTS = {  # dtype: (eps, atol, rtol)
     np.dtype(np.float64): (1e-4, 1e-6, 1e-5),
@@ -39,11 +40,9 @@ def check_grads(f, args, order: int = 2, modes=("rev", "fwd"), eps=None, atol=No
     Raises:
       AssertionError: naming the mode, order and both values, on a mismatch.
     """
-    traced = trace(f, *args)
-    from .tracer import tree
-
+    fn = make_ir(f, *args)
     values = [np.asarray(v) for v in tree.flatten(list(args))]
-    check_function_grads(traced.fn, values, order, modes, eps, atol, rtol, seed)
+    check_function_grads(fn, values, order, modes, eps, atol, rtol, seed)
 
 
 def check_function_grads(fn, values, order=2, modes=("rev", "fwd"), eps=None, atol=None, rtol=None, seed=0):

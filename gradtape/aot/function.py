@@ -16,8 +16,9 @@ import inspect
 import re
 
 from .. import runtime
-from ..staging import StagedFunction, differentiable, signature
-from ..staging.signature import as_array
+from ..staging import StagedFunction, differentiable
+from ..tracer import signature
+from ..tracer.signature import as_array
 from ..tracer import tree
 from .errors import AotError
 from .specs import examples

@@ -23,8 +23,9 @@ from .. import ir
 from ..ir.inline import substitute_inputs
 from ..ir.optimize import optimize
 from ..runtime.build import Fallback, build_native
-from ..staging import StagedFunction, signature
-from ..staging.tracing import trace_call
+from ..staging import StagedFunction
+from ..tracer import signature
+from ..tracer.trace import trace_call
 from .targets import UsageError
 
 

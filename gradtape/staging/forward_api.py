@@ -11,7 +11,7 @@ import threading
 import weakref
 
 from ..tracer import tree
-from . import signature
+from ..tracer import signature
 from .later import LinearMap, Pullback
 from .linear_transforms import JVP, VJP, Linearize
 from .staged import StagedFunction, invoke

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..tracer import tree
 from ..tracer.tensor import Tensor
-from . import signature
+from ..tracer import signature
 from .staged import invoke
 
 

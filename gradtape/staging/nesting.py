@@ -12,32 +12,20 @@ import numpy as np
 
 from .. import ir
 from ..ir.inline import inline
-from ..tracer import dispatch
 from ..tracer.tensor import Tensor
-from .tracing import innermost_builder
+from ..tracer.trace_context import current_builder
 
 
-def enclosing_builder(leaves, program, fname: str):
-    """The Builder to inline into: the newest one any abstract value lives in.
+def enclosing_builder(leaves, fname: str):
+    """The Builder to inline into: the trace an op on `leaves` would emit into
+    (tracer/trace_context.py), which also holds the Vars a program captured.
 
-    As in tracer.dispatch, values of an older trace may meet a newer one
-    (a derivative rule calling user code), and the newest must receive the
-    equations. Captured Vars come from the innermost staged trace.
+    Raises:
+      ir.IRError: no trace is in progress (the program captured values of a
+        trace that is not gradtape's).
+      UnexpectedTracerError: a leaf leaked out of a trace that has ended.
     """
-    builder = None
-    for x in leaves:
-        if isinstance(x, Tensor) and x._sym is not None:
-            b = x._sym.builder
-            if builder is None or b.serial > builder.serial:
-                builder = b
-    emit = getattr(dispatch, "_emit", None)
-    emit = getattr(emit, "builder", None)
-    if emit is not None and (builder is None or emit.serial > builder.serial):
-        builder = emit
-    if program.captured:
-        inner = innermost_builder()
-        if inner is not None and (builder is None or inner.serial > builder.serial):
-            builder = inner
+    builder = current_builder(leaves)
     if builder is None:
         raise ir.IRError(
             f"{fname} reads an abstract tensor of an enclosing trace that is not a gradtape "
@@ -49,7 +37,7 @@ def enclosing_builder(leaves, program, fname: str):
 
 def stage(program, leaves, fname: str):
     """Inline `program` on `leaves` into the enclosing trace; abstract results."""
-    builder = enclosing_builder(leaves, program, fname)
+    builder = enclosing_builder(leaves, fname)
     atoms = []
     for x, v in zip(leaves, program.fn.invars):
         if isinstance(x, Tensor):

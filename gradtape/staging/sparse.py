@@ -31,9 +31,9 @@ from ..ir.optimize import optimize
 from ..ir.sparsity import Pattern, colour_columns, jacobian_pattern
 from . import program as program_module
 from .derivative_functions import gradient_function
-from .signature import F64, as_array, describe
+from ..tracer.signature import F64, as_array, describe
 from .staged import CacheInfo, _count_of
-from .tracing import trace_call
+from ..tracer.trace import trace_call
 
 __all__ = [
     "sparse_jacobian", "sparse_hessian", "SparseDerivative", "COOTriple", "SparsityInfo",

@@ -35,9 +35,10 @@ import threading
 import numpy as np
 
 from .. import codegen
-from . import nesting, signature, tape_calls
-from .signature import F64, STATIC, as_array
-from .tracing import trace_call
+from ..tracer import signature, tape_stack
+from ..tracer.signature import F64, STATIC, as_array
+from ..tracer.trace import trace_call
+from . import nesting, tape_calls
 from .transforms import Forward
 
 CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "compiles"])
@@ -86,8 +87,6 @@ def invoke(program, sig, fname: str, on_run=None):
         if started and not final:
             program.submit()  # the background compile, now that this call is done
     if sig.tensors:
-        from ..tracer import tape_stack
-
         if tape_stack.active():
             outs = tape_calls.record_call(program, sig.leaves, outs)
     return program.assemble(outs)

@@ -22,7 +22,7 @@ from .. import ir
 from ..ir.ops.call import call_p
 from ..tracer import deferred, dispatch, tape_stack
 from ..tracer.tensor import Tensor
-from .signature import as_array
+from ..tracer.signature import as_array
 
 
 def record_call(program, leaves, outs) -> list:

@@ -14,7 +14,7 @@ from ..ir.errors import ShapeError
 from ..ir.optimize import optimize
 from ..tracer import tree
 from .program import Program
-from .tracing import trace_call
+from ..tracer.trace import trace_call
 
 
 class _ElementSignature:

@@ -24,8 +24,18 @@ import numpy as np
 from .. import ir
 from ..ir.optimize import optimize
 from . import tape_stack, tree
-from .custom_trace import CustomRuleError, build, leaf_atom, paused_tapes, refuse_captures, trace_piece
+from .custom_trace import (
+    CustomRuleError,
+    build,
+    leaf_atom,
+    paused_tapes,
+    refuse_captures,
+    structure_text,
+    trace_piece,
+    type_text,
+)
 from .dispatch import bind
+from .signature import describe
 from .tensor import Tensor
 
 
@@ -84,8 +94,6 @@ class CustomFunction:
 
     # --- the call ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        from ..staging.signature import describe
-
         if kwargs:
             raise TypeError(
                 f"{self.label}: keyword arguments ({', '.join(sorted(kwargs))}) are not supported; "
@@ -199,8 +207,6 @@ def dynamic_args(args, sig, leaves) -> tuple:
 
 def check_pair(x, what: str, label: str, names: str):
     """`x` as a pair (a, b), or a CustomRuleError saying what was returned instead."""
-    from .custom_trace import structure_text
-
     if not (isinstance(x, (tuple, list)) and len(x) == 2):
         raise CustomRuleError(
             f"{label}: {what} must return a pair {names}, but it returned {structure_text(x)}"
@@ -210,8 +216,6 @@ def check_pair(x, what: str, label: str, names: str):
 
 def check_same_outputs(flat, want_types, what: str, label: str):
     """The leaves a rule returned as the function's output must have the function's types."""
-    from .custom_trace import type_text
-
     got = [type_text(o) for o in flat]
     if len(flat) != len(want_types) or any(g != str(t) for g, t in zip(got, want_types)):
         raise CustomRuleError(

@@ -41,6 +41,7 @@ from .custom_gradient_op import RecordedCall, checked_gradients, custom_gradient
 from .custom_trace import CustomRuleError, build, free_vars, leaf_atom, paused_tapes, trace_piece
 from .errors import TracerError
 from .tensor import Tensor
+from .trace_context import current_builder, in_trace
 
 
 class _Forward:
@@ -141,7 +142,8 @@ def custom_gradient(f):
     def wrapper(*args):
         xs = [a if isinstance(a, Tensor) else Tensor(np.asarray(a)) for a in args]
         abstract = any(x.is_abstract for x in xs)
-        if not abstract and not tape_stack.active() and not _tracing():
+        # A trace in progress: f might read its values (then they are captured).
+        if not abstract and not tape_stack.active() and not in_trace():
             with paused_tapes():
                 y, _ = _split_result(f(*xs), name)
             return y
@@ -156,14 +158,6 @@ def custom_gradient(f):
         return _record_traced(forward, xs)
 
     return wrapper
-
-
-def _tracing() -> bool:
-    """A staged trace or a derivative rule is running (f might read its values)."""
-    from ..staging.tracing import innermost_builder
-    from .dispatch import _emit as emit
-
-    return innermost_builder() is not None or emit.builder is not None
 
 
 def _split_result(result, name):
@@ -196,18 +190,14 @@ def _emit(forward: _Forward, xs):
 
 
 def _enclosing_builder(xs, captured, name):
-    from ..staging.tracing import innermost_builder
-    from .dispatch import _emit as emit
-
-    candidates = [x._sym.builder for x in xs if x.is_abstract]
-    candidates += [b for b in (emit.builder, innermost_builder()) if b is not None]
-    if not candidates:
+    builder = current_builder(xs)
+    if builder is None:
         raise CustomRuleError(
             f"custom_gradient function '{name}' reads {len(captured)} traced value(s) of an "
             "enclosing function, but no trace is in progress to record it in; pass those values "
             "as arguments"
         )
-    return max(candidates, key=lambda b: b.serial)
+    return builder
 
 
 def _record_traced(forward: _Forward, xs):

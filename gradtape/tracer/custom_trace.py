@@ -19,10 +19,11 @@ import numpy as np
 
 from .. import ir
 from . import tape_stack, tree
-from .dispatch import emitting_into
 from .errors import TracerError
 from .tensor import Tensor
+from .trace import free_vars as _free_vars
 from .trace import result_atom
+from .trace_context import tracing
 
 
 class CustomRuleError(TracerError, ValueError):
@@ -58,11 +59,11 @@ def trace_piece(call, in_types, what: str) -> Piece:
     """Run `call(*abstract_tensors)` with one fresh input per type, in a Builder of its own.
 
     Every op it runs goes to that Builder (even ops on values of older traces
-    only), and no tape records. An exception gets a note naming `what`.
+    only: it is the innermost trace, see trace_context.py), and no tape records. An exception gets a note naming `what`.
     """
     builder = ir.Builder()
     syms = [builder.input(t) for t in in_types]
-    with emitting_into(builder), paused_tapes():
+    with tracing(builder), paused_tapes():
         try:
             out = call(*[Tensor(sym=s) for s in syms])
         except Exception as err:
@@ -118,21 +119,7 @@ def gradient_atom(g, want: ir.TensorType, label: str, what: str, whose: str):
 
 def free_vars(piece: Piece, outvars) -> list:
     """Vars that the piece's equations or outputs read but neither receive nor define."""
-    defined = set(piece.invars)
-    free, seen = [], set()
-
-    def use(a):
-        if type(a) is not ir.Literal and a not in defined and a not in seen:
-            seen.add(a)
-            free.append(a)
-
-    for eqn in piece.builder.eqns:
-        for a in eqn.inputs:
-            use(a)
-        defined.update(eqn.outvars)
-    for a in outvars:
-        use(a)
-    return free
+    return _free_vars(piece.invars, piece.builder.eqns, outvars)
 
 
 def refuse_captures(piece: Piece, outvars, what: str, name: str):

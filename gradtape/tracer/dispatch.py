@@ -9,16 +9,18 @@ parameters before calling bind.
 from __future__ import annotations
 
 import sys
-import threading
 
 import numpy as np
 
 from .. import ir
 from ..ir.op import impls, shape_rules
 from . import deferred
+from .c_view import crecord as _crecord
 from .deferred import eager_only
+from .recording import record as _record
 from .tape_stack import local as _stack
 from .tensor import Tensor
+from .trace_context import current_builder
 
 
 def bind(op, *args, **params) -> Tensor:
@@ -55,36 +57,8 @@ def _computed(op, args, params) -> Tensor:
     return result
 
 
-class _Emit(threading.local):
-    builder = None  # while a derivative rule runs user code: the pass's builder
-
-
-_emit = _Emit()
-
-
-class emitting_into:
-    """Within this context, abstract ops go to `builder` (a derivative pass's)
-    even when their operands all come from the older trace it copied."""
-
-    def __init__(self, builder):
-        self.builder = builder
-
-    def __enter__(self):
-        self.saved, _emit.builder = _emit.builder, self.builder
-
-    def __exit__(self, *exc):
-        _emit.builder = self.saved
-
-
 def _bind_abstract(op, args, params) -> Tensor:
-    # Values of an older builder can meet a newer one that copied its equations
-    # (a derivative rule calling user code); emit into the newest.
-    builder = max(
-        (a._sym.builder for a in args if isinstance(a, Tensor) and a._sym is not None),
-        key=lambda b: b.serial,
-    )
-    if _emit.builder is not None and _emit.builder.serial > builder.serial:
-        builder = _emit.builder
+    builder = current_builder(args)  # raises for a tensor leaked out of its trace
     atoms = []
     for a in args:
         if isinstance(a, Tensor):
@@ -97,17 +71,11 @@ def _bind_abstract(op, args, params) -> Tensor:
     return Tensor(sym=ir.Sym(builder.bind(op, atoms, params), builder))
 
 
-# Last: recording.py imports this module (through custom_trace's emitting_into).
-from .recording import record as _record  # noqa: E402
-
-
-def _accelerated_bind():
+def _chosen_bind():
     """bind in C (_crecord.c) when recording is in C: the same function, without the
     interpreter on the eager hot paths (recording on one tape, and _computed's common case:
     concrete operands computed by the op's NumPy reference)."""
-    try:
-        from . import _crecord
-    except ImportError:
+    if _crecord is None:
         return bind
     _crecord.setup_bind(dict(stack=_stack, deferred=deferred, eager_only=eager_only, computed=_computed,
                              dispatch=sys.modules[__name__], record=_crecord.record, impls=impls,
@@ -115,6 +83,7 @@ def _accelerated_bind():
     return _crecord.bind if _record is _crecord.record else bind
 
 
-# Modules imported while recording.py was (variable.py) keep the Python bind: the same function.
+# Chosen once, here: no module of this package imports this one while it is being
+# imported (tests/tracer/test_trace_context.py checks every module holds this bind).
 python_bind = bind
-bind = _accelerated_bind()
+bind = _chosen_bind()

@@ -11,3 +11,12 @@ class ConcretizationError(TracerError, TypeError):
 
 class UnsupportedNumPyFunction(TracerError, TypeError):
     """A NumPy function gradtape cannot differentiate was called on a Tensor."""
+
+
+class UnexpectedTracerError(TracerError):
+    """An abstract tensor was used after the trace it belongs to had ended.
+
+    It leaked out of the traced function (stored in a global, a list or an
+    attribute while the function ran); its value never existed, so any use
+    of it would compute nothing or the wrong thing.
+    """

@@ -31,14 +31,14 @@ it); this module stays the reference, and what is off the common path.
 from __future__ import annotations
 
 import itertools
-import os
 
 import numpy as np
 
 from .. import ir
 from ..ir.op import shape_rules
 from ..ir.ops.call import call_p
-from .custom_gradient import custom_gradient_p
+from .c_view import crecord, pure_python
+from .custom_gradient_op import custom_gradient_p
 from .deferred import PendingTensor
 from .function_key import function_key
 from .tensor import Tensor
@@ -428,14 +428,12 @@ def _accelerated():
     """`record` as a function (recording, op, args, params, result, watch_reads): the C
     accelerator (_crecord.c) when it was built and GRADTAPE_PURE_PYTHON is not set, else
     Recording.record itself. Both record identical structures."""
-    try:
-        from . import _crecord
-    except ImportError:  # built without a C compiler: recording.py alone
+    if crecord is None:  # built without a C compiler: recording.py alone
         return Recording.record
-    _crecord.setup(_crecord_names())
-    if os.environ.get("GRADTAPE_PURE_PYTHON", "0") not in ("", "0"):
+    crecord.setup(_crecord_names())
+    if pure_python:
         return Recording.record
-    return _crecord.record
+    return crecord.record
 
 
 # What dispatch.bind and GradientTape call to record an op.

@@ -7,7 +7,6 @@ import numpy as np
 
 from ..ir.ops.elementwise import cast_p
 from . import tape_stack
-from .dispatch import bind
 from .tensor import Tensor
 
 _counter = itertools.count()  # default names
@@ -111,9 +110,12 @@ class Variable(Tensor):
         the returned tensor to the variable. Use `gradtape.stop_gradient` or
         `.numpy()` for a value that is not differentiated.
         """
-        if not tape_stack.active():
-            return Tensor(self._value)  # the array is never mutated, only replaced
-        return bind(cast_p, self, dtype=self._value.dtype)  # a recorded identity
+        result = Tensor(self._value)  # the array is never mutated, only replaced
+        # A recorded identity, as bind would record it (not deferred: the value is at
+        # hand). Not through bind: the recorder (recording.py), below bind, knows Variables.
+        for tape in list(tape_stack.active()):
+            tape._record(cast_p, (self,), {"dtype": self._value.dtype}, result)
+        return result
 
     read_value = value
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..tracer.tensor import Tensor
+from .tensor import Tensor
 
 F64 = np.dtype(np.float64)
 I64 = np.dtype(np.int64)
