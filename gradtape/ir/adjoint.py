@@ -20,8 +20,8 @@ from .builder import Builder, Sym
 from .core import Function, Var
 from .errors import IRError
 from .op import rule, vjp_rules
-from .ops import broadcast_to, logical_and, logical_not, logical_or, unbroadcast, where
-from .ops.elementwise import where_p
+from .ops.elementwise import logical_and, logical_not, logical_or, where, where_p
+from .ops.layout import broadcast_to, unbroadcast
 from .passes import dce
 from .verify import verify
 

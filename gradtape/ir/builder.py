@@ -140,6 +140,7 @@ def bind(op, *args, **params) -> Sym:
     if all(isinstance(a, Literal) and a.value.ndim == 0 for a in atoms):
         out_type = shape_rules[op](*[a.type for a in atoms], **params)
         if out_type.shape == ():  # fold scalar constants; never materialize arrays
-            value = impls[op](*[a.value for a in atoms], **params)
+            with np.errstate(all="ignore"):  # IEEE results (1 / 0.0 is inf), as the interpreter gives
+                value = impls[op](*[a.value for a in atoms], **params)
             return Sym(Literal(np.asarray(value, dtype=out_type.dtype)), builder)
     return Sym(builder.bind(op, atoms, params), builder)

@@ -1,4 +1,4 @@
-"""The IR's data structures: Var, Literal, Eqn, Function.
+"""The IR's data structures: Eqn and Function, over the atoms Var and Literal (atoms.py).
 
 A Function is a flat list of equations in single-assignment form::
 
@@ -10,39 +10,10 @@ that keeps the primal equations of its input shares their Vars).
 """
 from __future__ import annotations
 
-import numpy as np
+from .atoms import Atom, Literal, Var
+from .printer import eqn_to_text, to_text
 
-from .types import TensorType, type_of
-
-
-class Var:
-    """A value defined once: a Function input or one equation's output."""
-
-    __slots__ = ("type",)
-
-    def __init__(self, type: TensorType):
-        self.type = type
-
-    def __repr__(self):
-        return f"Var({self.type})"
-
-
-class Literal:
-    """A constant operand. Scalars print by value; arrays print as their type."""
-
-    __slots__ = ("value", "type")
-
-    def __init__(self, value, dtype=None):
-        value = np.asarray(value, dtype=dtype)
-        value.flags.writeable = False
-        self.value = value
-        self.type = type_of(value)
-
-    def __repr__(self):
-        return f"Literal({self.value!r})"
-
-
-Atom = Var | Literal
+__all__ = ["Atom", "Eqn", "Function", "Literal", "Var"]
 
 
 class Eqn:
@@ -62,8 +33,6 @@ class Eqn:
         return self.outvars[0]
 
     def __repr__(self):
-        from .printer import eqn_to_text
-
         return eqn_to_text(self)
 
 
@@ -96,14 +65,10 @@ class Function:
         return tuple(v.type for v in self.outvars)
 
     def __str__(self):
-        from .printer import to_text
-
         return to_text(self)
 
     def pretty(self) -> str:
         """Multi-line form of the canonical text, one equation a line."""
-        from .printer import to_text
-
         return to_text(self, multiline=True)
 
     def __repr__(self):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Literal, Var
+from .atoms import Literal, Var
 from .types import dtype_name
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -1,4 +1,6 @@
-"""Shared pieces of shape rules: broadcasting, dtype agreement, axis checks."""
+"""Shared pieces of shape and batching rules: broadcasting, dtype agreement, axis checks.
+
+Nothing here emits an op, so every op module may import it."""
 from __future__ import annotations
 
 import numpy as np
@@ -67,49 +69,24 @@ def batched_rank(ins, batched) -> int:
     return max(x.ndim - int(bd) for x, bd in zip(ins, batched))
 
 
-def lift_batched(x, rank: int):
-    """A batched operand (B, *s) as (B, 1, ..., 1, *s) of batch-element rank `rank`.
-
-    NumPy broadcasting aligns shapes from the right, so once every batched
-    operand has the full rank after its batch axis, the unbatched operands
-    broadcast against the batch elements as they are, with no copy.
-    """
-    from .layout import reshape
-
-    missing = rank - (x.ndim - 1)
-    if missing <= 0:
-        return x
-    return reshape(x, x.shape[:1] + (1,) * missing + x.shape[1:])
+def reduced_shape(shape, axes) -> tuple:
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-def broadcast_batched(x, axis_size: int):
-    """An unbatched operand repeated along a leading batch axis (for ops that do not broadcast)."""
-    from .layout import broadcast_to
-
-    return broadcast_to(x, (axis_size,) + x.shape)
+def kept_shape(shape, axes) -> tuple:
+    """The shape with reduced axes kept as 1s (for broadcasting back)."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
-def all_batched(axis_size: int, ins, batched) -> list:
-    """Every operand with a leading batch axis (unbatched ones broadcast)."""
-    return [x if bd else broadcast_batched(x, axis_size) for x, bd in zip(ins, batched)]
+def reduction_shape_rule(op):
+    """The shape rule of a reduction over `axes` (the result drops them)."""
+    def shape_rule(x, *, axes):
+        axes = check_axes(op, axes, x.ndim)
+        return x.with_shape(reduced_shape(x.shape, axes))
+
+    return shape_rule
 
 
-def flat_indices(idx, lead: tuple, stride: int):
-    """Batched indices (B, *I) into x's axes `lead + (indexed axis,)` flattened into one.
-
-    `lead` is (B, *pre) when x is batched, or (1, *pre) when it is shared.
-    The result, of shape (B, *pre, *I), is idx[b] plus the offset of row
-    (b, *p) of the flattened axis, (flat index of (b, *p)) * stride, so a
-    gather/scatter over that one axis stays within each (b, *p). Indices
-    are widened to int64 when their dtype cannot hold the largest offset.
-    """
-    from .elementwise import add, cast
-    from .layout import reshape
-
-    n, pre, k = idx.shape[0], lead[1:], idx.ndim - 1
-    count = int(np.prod(lead, dtype=np.int64))
-    if count * stride > 0 and np.iinfo(idx.dtype).max < count * stride - 1:
-        idx = cast(idx, np.int64)
-    offsets = (np.arange(count, dtype=idx.dtype) * stride).reshape(lead + (1,) * k)
-    lifted = reshape(idx, (n,) + (1,) * len(pre) + idx.shape[1:])
-    return add(lifted, idx.builder.literal(offsets))
+def reduction_batch_rule(reduce):
+    """The batch axis leads, so every reduced axis moves one place right."""
+    return lambda n, ins, batched, *, axes: reduce(ins[0], tuple(a + 1 for a in axes))

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import functools
 
+from ..adjoint import vjp, zeros
+from ..batching import vmap
 from ..builder import Sym, bind
 from ..errors import ShapeError
+from ..interpret import eval_function
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..passes import select_outputs
+from ..tangent import jvp
 
 __all__ = ["call_p", "call"]
 
@@ -32,17 +37,12 @@ def _shape(*types, fn):
 
 
 def _impl(*xs, fn):
-    from ..interpret import eval_function
-
     return eval_function(fn, list(xs))[0]
 
 
 @functools.lru_cache(maxsize=1024)
 def _vjp_parts(fn):
     """One single-output Function per float input: (xs..., ct) -> gradient."""
-    from ..adjoint import vjp
-    from ..passes import select_outputs
-
     wrt = [i for i, v in enumerate(fn.invars) if v.type.is_float]
     joint, connected = vjp(fn, wrt)
     parts = {}
@@ -55,9 +55,6 @@ def _vjp_parts(fn):
 @functools.lru_cache(maxsize=1024)
 def _jvp_part(fn):
     """(xs..., tangent per float input) -> output tangent, and the float inputs."""
-    from ..passes import select_outputs
-    from ..tangent import jvp
-
     wrt = tuple(i for i, v in enumerate(fn.invars) if v.type.is_float)
     joint, _ = jvp(fn, wrt)
     return select_outputs(joint, [1]), wrt
@@ -71,8 +68,6 @@ def _vjp(ct, out, *xs, fn):
 
 
 def _jvp(ts, out, *xs, fn):
-    from ..adjoint import zeros
-
     part, wrt = _jvp_part(fn)
     tangents = [ts[i] if ts[i] is not None else zeros(out.builder, xs[i].type) for i in wrt]
     return call(part, *xs, *tangents)
@@ -81,8 +76,6 @@ def _jvp(ts, out, *xs, fn):
 @functools.lru_cache(maxsize=1024)
 def _batched_fn(fn, batched: tuple, axis_size: int):
     """fn vectorized over the leading axis of its batched inputs (the batching pass, recursively)."""
-    from ..batching import vmap
-
     return vmap(fn, [0 if bd else None for bd in batched], axis_size, 0)
 
 

@@ -44,12 +44,17 @@ from __future__ import annotations
 import functools
 
 from .. import config
+from ..adjoint import vjp
+from ..batching import vmap
 from ..builder import Builder, Sym, bind
 from ..core import Function
 from ..errors import ShapeError
+from ..inline import inline
+from ..interpret import eval_function
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from .layout import broadcast_to
-from .reduce import reduce_sum
+from ..passes import dce, select_outputs
+from ..verify import verify
+from .layout import broadcast_to, reduce_sum
 
 __all__ = ["custom_vjp_p", "custom_jvp_p", "custom_vjp_call", "custom_jvp_call"]
 
@@ -75,14 +80,10 @@ def _check_operands(op, types, fn, name):
 
 
 def _eval_primal(*xs, fn, **_):
-    from ..interpret import eval_function
-
     return eval_function(fn, list(xs))[0]
 
 
 def _inline(fn: Function, b: Builder, syms) -> list:
-    from ..inline import inline
-
     return [Sym(a, b) for a in inline(fn, b, [s.atom for s in syms])]
 
 
@@ -93,9 +94,6 @@ def _tangents_or_zeros(ts, xs, positions, b) -> list:
 def _with_zero_inputs(fn: Function, zero_positions) -> Function:
     """fn with the inputs at `zero_positions` fixed to zeros (broadcast scalars,
     not array constants) and dropped from its inputs; the others keep their order."""
-    from ..passes import dce
-    from ..verify import verify
-
     b = Builder()
     zero_positions = set(zero_positions)
     kept = [b.input(v.type) for i, v in enumerate(fn.invars) if i not in zero_positions]
@@ -138,9 +136,6 @@ def _transposed_bwd(bwd: Function, n_res: int, index: int):
     bwd is linear in the cotangents (it is a VJP), so its VJP with respect to
     them, at zero cotangents, is the Jacobian-vector product of the same rule.
     """
-    from ..adjoint import vjp
-    from ..passes import select_outputs
-
     joint, connected = vjp(bwd, [n_res + index])
     tangent = select_outputs(joint, [len(bwd.outvars)])  # invars: residuals, cotangents, tangents
     return _with_zero_inputs(tangent, range(n_res, len(bwd.invars))), connected[0]
@@ -160,8 +155,6 @@ def _jvp_of_custom_vjp(ts, out, *xs, fn, fwd, bwd, wrt, index, name):
 
 @functools.lru_cache(maxsize=256)
 def _batched_vjp_params(fn, fwd, bwd, wrt, batched, axis_size):
-    from ..batching import vmap
-
     axes = _batch_axes(batched)
     fn_b = vmap(fn, axes, axis_size, 0)
     fwd_b = vmap(fwd, axes, axis_size, 0)  # every residual gets the batch axis
@@ -212,9 +205,6 @@ def _transposed_jvp(jvp: Function, n_in: int):
     (the transpose does not depend on them, and the primal-only part of
     the rule is all that remains of the forward half).
     """
-    from ..adjoint import vjp
-    from ..passes import select_outputs
-
     tangent_pos = list(range(n_in, len(jvp.invars)))
     joint, connected = vjp(jvp, tangent_pos)
     grads = select_outputs(joint, range(1, 1 + len(tangent_pos)))
@@ -234,8 +224,6 @@ def _vjp_of_custom_jvp(ct, out, *xs, fn, jvp, index, name):
 
 @functools.lru_cache(maxsize=256)
 def _batched_jvp_params(fn, jvp, batched, axis_size):
-    from ..batching import vmap
-
     axes = _batch_axes(batched)
     tangent_axes = [a for a, v in zip(axes, fn.invars) if v.type.is_float]
     return vmap(fn, axes, axis_size, 0), vmap(jvp, axes + tangent_axes, axis_size, 0)

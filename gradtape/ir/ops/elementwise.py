@@ -19,14 +19,8 @@ from ..op import (
     vjp_rules,
 )
 from ..types import TensorType
-from ._helpers import (
-    batched_rank,
-    broadcast_shapes,
-    lift_batched,
-    require_bool,
-    require_float,
-    same_dtype,
-)
+from ._helpers import batched_rank, broadcast_shapes, require_bool, require_float, same_dtype
+from .layout import broadcast_to, lift_batched
 
 
 # --- shape-rule makers --------------------------------------------------------
@@ -66,8 +60,6 @@ def _broadcasting_batch_rule(op):
 
 
 def _zeros_like(x: Sym) -> Sym:
-    from .layout import broadcast_to
-
     return broadcast_to(x.builder.literal(0, x.dtype), x.shape)
 
 
@@ -165,12 +157,49 @@ jvp_rules[cast_p] = _cast_jvp
 
 # --- binary arithmetic -------------------------------------------------------------
 
-def binary(name, impl, *, float_only=False, **facts):
+def binary(name, impl, partials=None, *, float_only=False, **facts):
+    """Declare a binary elementwise op; its VJP and JVP follow from its partial derivatives.
+
+    Args:
+      name, impl: the op's name and NumPy reference.
+      partials: `partials(x, y, out) -> (d out / d x, d out / d y)`, each a Sym
+        (broadcasting against out), a Python number (1 and -1 cost no
+        multiplication) or None (exactly zero); None for an op whose rules
+        are written by hand.
+      float_only: the operands must be floating point.
+      **facts: the op's other facts (commutative, identities, cheap; see op.py).
+
+    An elementwise op's Jacobian with respect to each operand is diagonal, so
+    the VJP and the JVP both multiply by the partial derivatives:
+
+        VJP: (ct * dx, ct * dy)   output-shaped; the adjoint pass sums each
+                                  back to its operand's shape (broadcasting)
+        JVP: tx * dx + ty * dy    with a missing tangent's term left out
+
+    Example::
+
+        hypot_p = binary("hypot", np.hypot, lambda x, y, out: (x / out, y / out),
+                         float_only=True, commutative=True)
+    """
     op = elementwise_op(name, **facts)
     shape_rules[op] = _nary_shape(op, float_only=float_only)
     impls[op] = impl
     batching_rules[op] = _broadcasting_batch_rule(op)
+    if partials is not None:
+        vjp_rules[op] = lambda ct, out, x, y: tuple(_times(ct, d) for d in partials(x, y, out))
+        jvp_rules[op] = lambda ts, out, x, y: _sum_tangents(
+            *(None if t is None else _times(t, d) for t, d in zip(ts, partials(x, y, out))), out
+        )
     return op
+
+
+def _times(g, d):
+    """g times a partial derivative (a Sym, a Python number, or None for zero)."""
+    if d is None:
+        return None
+    if isinstance(d, (int, float)) and d in (1, -1):
+        return g if d == 1 else neg(g)
+    return g * d
 
 
 def _full(t, like: Sym):
@@ -178,8 +207,6 @@ def _full(t, like: Sym):
     if t is None:
         return _zeros_like(like)
     if t.shape != like.shape:
-        from .layout import broadcast_to
-
         return broadcast_to(t, like.shape)
     return t
 
@@ -194,29 +221,13 @@ def _sum_tangents(a, b, out):
     return _full(a + b, out)
 
 
-add_p = binary("add", np.add, commutative=True, left_identity=0, right_identity=0, cheap=True)
-vjp_rules[add_p] = lambda ct, out, x, y: (ct, ct)
-jvp_rules[add_p] = lambda ts, out, x, y: _sum_tangents(ts[0], ts[1], out)
-
-sub_p = binary("sub", np.subtract, right_identity=0, cheap=True)
-vjp_rules[sub_p] = lambda ct, out, x, y: (ct, neg(ct))
-jvp_rules[sub_p] = lambda ts, out, x, y: _sum_tangents(
-    ts[0], None if ts[1] is None else neg(ts[1]), out
-)
-
-mul_p = binary("mul", np.multiply, commutative=True, left_identity=1, right_identity=1, cheap=True)
-vjp_rules[mul_p] = lambda ct, out, x, y: (ct * y, ct * x)
-jvp_rules[mul_p] = lambda ts, out, x, y: _sum_tangents(
-    None if ts[0] is None else ts[0] * y, None if ts[1] is None else x * ts[1], out
-)
-
-div_p = binary("div", np.true_divide, float_only=True, right_identity=1)
-vjp_rules[div_p] = lambda ct, out, x, y: (ct / y, neg(ct * out / y))
-jvp_rules[div_p] = lambda ts, out, x, y: _sum_tangents(
-    None if ts[0] is None else ts[0] / y,
-    None if ts[1] is None else neg(ts[1] * out / y),
-    out,
-)
+add_p = binary("add", np.add, lambda x, y, out: (1, 1),
+               commutative=True, left_identity=0, right_identity=0, cheap=True)
+sub_p = binary("sub", np.subtract, lambda x, y, out: (1, -1), right_identity=0, cheap=True)
+mul_p = binary("mul", np.multiply, lambda x, y, out: (y, x),
+               commutative=True, left_identity=1, right_identity=1, cheap=True)
+div_p = binary("div", np.true_divide, lambda x, y, out: (1.0 / y, neg(out / y)),
+               float_only=True, right_identity=1)
 
 
 def _safe_log(x):
@@ -224,23 +235,14 @@ def _safe_log(x):
     return where(gt(x, 0.0), log(where(gt(x, 0.0), x, 1.0)), 0.0)
 
 
-def _pow_dx(x, y, out):
+def _pow_partials(x, y, out):
     yv = y.literal_value()
-    if yv is not None:  # x ** c: keep the exponent a literal, so c - 1 folds
-        return y * pow(x, yv - 1)
-    return y * pow(x, y - 1.0)
+    # x ** c: keep the exponent a literal, so c - 1 folds
+    dx = y * pow(x, yv - 1) if yv is not None else y * pow(x, y - 1.0)
+    return dx, out * _safe_log(x)
 
 
-pow_p = binary("pow", np.power, float_only=True, right_identity=1)
-vjp_rules[pow_p] = lambda ct, out, x, y: (
-    ct * _pow_dx(x, y, out),
-    ct * out * _safe_log(x),
-)
-jvp_rules[pow_p] = lambda ts, out, x, y: _sum_tangents(
-    None if ts[0] is None else ts[0] * _pow_dx(x, y, out),
-    None if ts[1] is None else ts[1] * out * _safe_log(x),
-    out,
-)
+pow_p = binary("pow", np.power, _pow_partials, float_only=True, right_identity=1)
 
 
 def _select_weights(x, y):
@@ -250,26 +252,10 @@ def _select_weights(x, y):
     return wx, 1.0 - wx
 
 
-def _minmax_vjp(first_wins):
-    def rule(ct, out, x, y):
-        wx, wy = _select_weights(x, y) if first_wins else _select_weights(y, x)
-        return (ct * wx, ct * wy)
-
-    def jvp(ts, out, x, y):
-        wx, wy = _select_weights(x, y) if first_wins else _select_weights(y, x)
-        return _sum_tangents(
-            None if ts[0] is None else ts[0] * wx,
-            None if ts[1] is None else ts[1] * wy,
-            out,
-        )
-
-    return rule, jvp
-
-
-maximum_p = binary("maximum", np.maximum, commutative=True, cheap=True)
-vjp_rules[maximum_p], jvp_rules[maximum_p] = _minmax_vjp(True)
-minimum_p = binary("minimum", np.minimum, commutative=True, cheap=True)
-vjp_rules[minimum_p], jvp_rules[minimum_p] = _minmax_vjp(False)
+maximum_p = binary("maximum", np.maximum, lambda x, y, out: _select_weights(x, y),
+                   commutative=True, cheap=True)
+minimum_p = binary("minimum", np.minimum, lambda x, y, out: _select_weights(y, x),
+                   commutative=True, cheap=True)
 
 
 # --- comparisons and logic (no derivative) ----------------------------------------

@@ -38,8 +38,9 @@ from ..builder import Sym, bind
 from ..errors import DTypeError, ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..types import TensorType
-from ._helpers import all_batched, broadcast_batched, flat_indices, same_dtype
-from .layout import broadcast_to, reshape
+from ._helpers import same_dtype
+from .elementwise import add, cast
+from .layout import all_batched, broadcast_batched, broadcast_to, reshape
 
 __all__ = [
     "slice_p", "unslice_p", "gather_p", "scatter_add_p", "concatenate_p", "pad_p",
@@ -211,6 +212,24 @@ jvp_rules[gather_p] = _gather_jvp
 
 def _prod(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
+
+
+def flat_indices(idx, lead: tuple, stride: int):
+    """Batched indices (B, *I) into x's axes `lead + (indexed axis,)` flattened into one.
+
+    `lead` is (B, *pre) when x is batched, or (1, *pre) when it is shared.
+    The result, of shape (B, *pre, *I), is idx[b] plus the offset of row
+    (b, *p) of the flattened axis, (flat index of (b, *p)) * stride, so a
+    gather/scatter over that one axis stays within each (b, *p). Indices
+    are widened to int64 when their dtype cannot hold the largest offset.
+    """
+    n, pre, k = idx.shape[0], lead[1:], idx.ndim - 1
+    count = int(np.prod(lead, dtype=np.int64))
+    if count * stride > 0 and np.iinfo(idx.dtype).max < count * stride - 1:
+        idx = cast(idx, np.int64)
+    offsets = (np.arange(count, dtype=idx.dtype) * stride).reshape(lead + (1,) * k)
+    lifted = reshape(idx, (n,) + (1,) * len(pre) + idx.shape[1:])
+    return add(lifted, idx.builder.literal(offsets))
 
 
 def _gather_batch(n, ins, batched, *, axis):

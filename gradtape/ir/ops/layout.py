@@ -1,7 +1,11 @@
-"""Layout ops that move or replicate elements: broadcast_to, reshape, transpose.
+"""Layout ops that move or replicate elements: broadcast_to, reshape, transpose;
+and reduce_sum, the transpose of broadcast_to.
 
-All three are linear, so their JVP applies the op to the tangent and their
-VJP is another layout op (or a reduce_sum, for broadcast_to).
+All are linear, so their JVP applies the op to the tangent and their VJP is
+the transposed op: broadcast_to and reduce_sum are each other's VJP, which
+is why they are declared in one module. The helpers that batching rules use
+to lift and repeat operands along the batch axis live here too, since they
+are reshapes and broadcasts.
 """
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import numpy as np
 from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ._helpers import lift_batched
+from ._helpers import kept_shape, reduction_batch_rule, reduction_shape_rule
 
 
 def _linear_jvp(fn):
@@ -55,8 +59,6 @@ def unbroadcast(ct: Sym, shape) -> Sym:
     shape = tuple(shape)
     if ct.shape == shape:
         return ct
-    from .reduce import reduce_sum
-
     lead = ct.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and ct.shape[lead + i] != 1
@@ -120,3 +122,54 @@ def transpose(x: Sym, perm) -> Sym:
     if perm == tuple(range(x.ndim)):
         return x
     return bind(transpose_p, x, perm=perm)
+
+
+# --- reduce_sum: the transpose of broadcast_to ---------------------------------------
+
+reduce_sum_p = new_op("reduce_sum", elementwise=False, can_fail_on_values=False, runs_code=False)
+
+
+shape_rules[reduce_sum_p] = reduction_shape_rule(reduce_sum_p)
+impls[reduce_sum_p] = lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype)
+vjp_rules[reduce_sum_p] = lambda ct, out, x, *, axes: (expand_reduced(ct, x.shape, axes),)
+jvp_rules[reduce_sum_p] = lambda ts, out, x, *, axes: reduce_sum(ts[0], axes)
+batching_rules[reduce_sum_p] = reduction_batch_rule(lambda x, axes: reduce_sum(x, axes))
+
+
+def reduce_sum(x: Sym, axes) -> Sym:
+    axes = tuple(sorted(int(a) for a in axes))
+    if not axes:
+        return x
+    return bind(reduce_sum_p, x, axes=axes)
+
+
+def expand_reduced(r: Sym, shape, axes) -> Sym:
+    """Broadcast a reduced value back over the operand's full `shape`."""
+    if tuple(axes) != tuple(range(len(axes))):  # NumPy broadcasting adds leading axes only
+        r = reshape(r, kept_shape(shape, axes))
+    return broadcast_to(r, shape)
+
+
+# --- operands of batching rules: the batch axis leads (see op.py) ----------------------
+
+def lift_batched(x, rank: int):
+    """A batched operand (B, *s) as (B, 1, ..., 1, *s) of batch-element rank `rank`.
+
+    NumPy broadcasting aligns shapes from the right, so once every batched
+    operand has the full rank after its batch axis, the unbatched operands
+    broadcast against the batch elements as they are, with no copy.
+    """
+    missing = rank - (x.ndim - 1)
+    if missing <= 0:
+        return x
+    return reshape(x, x.shape[:1] + (1,) * missing + x.shape[1:])
+
+
+def broadcast_batched(x, axis_size: int):
+    """An unbatched operand repeated along a leading batch axis (for ops that do not broadcast)."""
+    return broadcast_to(x, (axis_size,) + x.shape)
+
+
+def all_batched(axis_size: int, ins, batched) -> list:
+    """Every operand with a leading batch axis (unbatched ones broadcast)."""
+    return [x if bd else broadcast_batched(x, axis_size) for x, bd in zip(ins, batched)]

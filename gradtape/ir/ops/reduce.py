@@ -1,6 +1,7 @@
 """Reductions over `axes` (a sorted tuple; the result drops those axes):
-reduce_sum, reduce_max, reduce_min, reduce_prod; and argmax/argmin over one
-`axis` (int64 indices, not differentiable).
+reduce_max, reduce_min, reduce_prod; and argmax/argmin over one `axis`
+(int64 indices, not differentiable). reduce_sum, the transpose of
+broadcast_to, is declared with it in layout.py and exported here too.
 
 Front ends express `keepdims=True` as a reshape after the reduction.
 
@@ -14,9 +15,9 @@ import numpy as np
 from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ._helpers import check_axes
+from ._helpers import kept_shape, reduced_shape, reduction_batch_rule, reduction_shape_rule
 from .elementwise import cast, eq, where
-from .layout import broadcast_to, reshape, transpose
+from .layout import expand_reduced, reduce_sum, reduce_sum_p, reshape, transpose
 
 __all__ = [
     "reduced_shape",
@@ -38,63 +39,15 @@ __all__ = [
 ]
 
 
-def reduced_shape(shape, axes) -> tuple:
-    return tuple(d for i, d in enumerate(shape) if i not in axes)
-
-
-def kept_shape(shape, axes) -> tuple:
-    """The shape with reduced axes kept as 1s (for broadcasting back)."""
-    return tuple(1 if i in axes else d for i, d in enumerate(shape))
-
-
-def expand_reduced(r: Sym, shape, axes) -> Sym:
-    """Broadcast a reduced value back over the operand's full `shape`."""
-    if tuple(axes) != tuple(range(len(axes))):  # NumPy broadcasting adds leading axes only
-        r = reshape(r, kept_shape(shape, axes))
-    return broadcast_to(r, shape)
-
-
-def _reduce_batch_rule(reduce):
-    """The batch axis leads, so every reduced axis moves one place right."""
-    return lambda n, ins, batched, *, axes: reduce(ins[0], tuple(a + 1 for a in axes))
-
-
 def _arg_batch_rule(arg):
     return lambda n, ins, batched, *, axis: arg(ins[0], axis + 1)
 
 
-# --- reduce_sum -------------------------------------------------------------------
-
-reduce_sum_p = new_op("reduce_sum", elementwise=False, can_fail_on_values=False, runs_code=False)
-
-
-def _reduce_shape(op):
-    def shape_rule(x, *, axes):
-        axes = check_axes(op, axes, x.ndim)
-        return x.with_shape(reduced_shape(x.shape, axes))
-
-    return shape_rule
-
-
-shape_rules[reduce_sum_p] = _reduce_shape(reduce_sum_p)
-impls[reduce_sum_p] = lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype)
-vjp_rules[reduce_sum_p] = lambda ct, out, x, *, axes: (expand_reduced(ct, x.shape, axes),)
-jvp_rules[reduce_sum_p] = lambda ts, out, x, *, axes: reduce_sum(ts[0], axes)
-batching_rules[reduce_sum_p] = _reduce_batch_rule(lambda x, axes: reduce_sum(x, axes))
-
-
-def reduce_sum(x: Sym, axes) -> Sym:
-    axes = tuple(sorted(int(a) for a in axes))
-    if not axes:
-        return x
-    return bind(reduce_sum_p, x, axes=axes)
-
-
 # --- reduce_max, reduce_min -------------------------------------------------------
 
-def _nonempty_reduce_shape(op, what):
-    """Like _reduce_shape, but reducing an axis of length 0 is an error (no identity)."""
-    base = _reduce_shape(op)
+def _nonemptyreduction_shape_rule(op, what):
+    """Like reduction_shape_rule, but reducing an axis of length 0 is an error (no identity)."""
+    base = reduction_shape_rule(op)
 
     def shape_rule(x, *, axes):
         out = base(x, axes=axes)
@@ -125,18 +78,18 @@ def _extreme_jvp(ts, out, x, *, axes):
 
 
 reduce_max_p = new_op("reduce_max", elementwise=False, can_fail_on_values=False, runs_code=False)
-shape_rules[reduce_max_p] = _nonempty_reduce_shape(reduce_max_p, "maximum")
+shape_rules[reduce_max_p] = _nonemptyreduction_shape_rule(reduce_max_p, "maximum")
 impls[reduce_max_p] = lambda x, *, axes: np.max(x, axis=axes)
 vjp_rules[reduce_max_p] = _extreme_vjp
 jvp_rules[reduce_max_p] = _extreme_jvp
-batching_rules[reduce_max_p] = _reduce_batch_rule(lambda x, axes: reduce_max(x, axes))
+batching_rules[reduce_max_p] = reduction_batch_rule(lambda x, axes: reduce_max(x, axes))
 
 reduce_min_p = new_op("reduce_min", elementwise=False, can_fail_on_values=False, runs_code=False)
-shape_rules[reduce_min_p] = _nonempty_reduce_shape(reduce_min_p, "minimum")
+shape_rules[reduce_min_p] = _nonemptyreduction_shape_rule(reduce_min_p, "minimum")
 impls[reduce_min_p] = lambda x, *, axes: np.min(x, axis=axes)
 vjp_rules[reduce_min_p] = _extreme_vjp
 jvp_rules[reduce_min_p] = _extreme_jvp
-batching_rules[reduce_min_p] = _reduce_batch_rule(lambda x, axes: reduce_min(x, axes))
+batching_rules[reduce_min_p] = reduction_batch_rule(lambda x, axes: reduce_min(x, axes))
 
 
 def reduce_max(x: Sym, axes) -> Sym:
@@ -181,7 +134,7 @@ def prod_of_others(x: Sym, axes) -> Sym:
     return transpose(others, tuple(int(i) for i in np.argsort(perm)))
 
 
-shape_rules[reduce_prod_p] = _reduce_shape(reduce_prod_p)
+shape_rules[reduce_prod_p] = reduction_shape_rule(reduce_prod_p)
 impls[reduce_prod_p] = lambda x, *, axes: np.prod(x, axis=axes, dtype=np.asarray(x).dtype)
 vjp_rules[reduce_prod_p] = lambda ct, out, x, *, axes: (
     expand_reduced(ct, x.shape, axes) * prod_of_others(x, axes),
@@ -189,7 +142,7 @@ vjp_rules[reduce_prod_p] = lambda ct, out, x, *, axes: (
 jvp_rules[reduce_prod_p] = lambda ts, out, x, *, axes: reduce_sum(
     ts[0] * prod_of_others(x, axes), axes
 )
-batching_rules[reduce_prod_p] = _reduce_batch_rule(lambda x, axes: reduce_prod(x, axes))
+batching_rules[reduce_prod_p] = reduction_batch_rule(lambda x, axes: reduce_prod(x, axes))
 
 
 def reduce_prod(x: Sym, axes) -> Sym:

@@ -1,0 +1,40 @@
+"""The operands of equations: Var (a value defined once) and Literal (a constant).
+
+They are the leaves the printer names, so they live apart from Eqn and
+Function (core.py), which print themselves through the printer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .types import TensorType, type_of
+
+
+class Var:
+    """A value defined once: a Function input or one equation's output."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: TensorType):
+        self.type = type
+
+    def __repr__(self):
+        return f"Var({self.type})"
+
+
+class Literal:
+    """A constant operand. Scalars print by value; arrays print as their type."""
+
+    __slots__ = ("value", "type")
+
+    def __init__(self, value, dtype=None):
+        value = np.asarray(value, dtype=dtype)
+        value.flags.writeable = False
+        self.value = value
+        self.type = type_of(value)
+
+    def __repr__(self):
+        return f"Literal({self.value!r})"
+
+
+Atom = Var | Literal
