@@ -22,7 +22,7 @@ import dataclasses
 import networkx as nx
 
 from ..codegen.fusion import plan_storage
-from ..codegen.inline import inline_calls
+from ..ir.inline_calls import inline_calls
 from ..ir import Var
 from ..ir.passes import dce
 from ..ir.printer import _Namer, eqn_to_text

@@ -40,6 +40,14 @@ class Unsupported(Exception):
     """The Function holds something code generation cannot compile (the message says what)."""
 
 
+class LoweringError(Unsupported):
+    """Code generation failed on an equation it should handle (a code generator
+    bug); the message names the equation.
+
+    A subclass of Unsupported, so the runtime still falls back to the interpreter.
+    """
+
+
 @dataclasses.dataclass
 class Lowered:
     module: object  # llvmlite.ir.Module

@@ -29,13 +29,13 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
-from ..ir import TensorType
+from ..ir import TensorType, ops
 from ..ir.ops.contract import parse_spec
 from . import blas, blas_allowed
 from .dtypes import I32, constant
 from .nodes import Const, Map, Node, Reindex, View
 from .reductions import REDUCE_FLAGS
-from .scalar import BINARY
+from .scalar import SCALAR
 from .steps import Fill, Step, load_fresh
 
 BLAS_MIN_MNK = 24 ** 3  # m*n*k at and above which a product goes to BLAS
@@ -93,7 +93,7 @@ def _product(type, a, la, b, lb, lo) -> Node:
     pick = lambda letters: lambda k, idx: [idx[lo.index(c)] for c in letters]  # noqa: E731
     ra = Reindex(TensorType(type.shape, a.dtype), a, pick(la))
     rb = Reindex(TensorType(type.shape, b.dtype), b, pick(lb))
-    return Map(type, BINARY["mul"]([a.dtype, b.dtype], type.dtype), [ra, rb])
+    return Map(type, SCALAR[ops.mul_p].make([a.dtype, b.dtype], type.dtype), [ra, rb])
 
 
 def _as_view(ctx, x: Node, letters: str, order: str) -> View:

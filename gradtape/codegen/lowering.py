@@ -2,7 +2,7 @@
 
 The stages, each in its own module:
 
-    inline_calls     call equations replaced by their sub-Functions (inline.py)
+    inline_calls     call equations replaced by their sub-Functions (ir/inline_calls.py)
     plan_storage     which values get a buffer; the rest are fused (fusion.py)
     build            one pass over the equations: each op's Rule (rules.py)
                      turns operand Nodes into a Node and adds steps
@@ -27,31 +27,24 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from ..ir import Literal, Var
+from ..ir.inline_calls import inline_calls
 from ..ir.passes import dce
-from . import Lowered, Unsupported
+from . import LoweringError, Lowered, Unsupported
 from .arena import plan_arena
 from .context import BuildContext
 from .dtypes import I8, storage_type
 from .emitter import Emitter
 from .fusion import plan_storage
-from .inline import inline_calls
+from .math import libraries_and_externals
 from .nodes import Buffer, Const, View, literal_node
 from .rowblock import block_matvec_pairs
 from .rules import RULES
 from .steps import Fill, fuse_fills
-from .transcendental import libraries_and_externals
 
 
 # Longer chains of fused ops are cut by storing a value: code generation
 # recurses through a chain (about three Python frames per op).
 MAX_INLINE_DEPTH = 100
-
-
-class LoweringError(Unsupported):
-    """Code generation failed on an equation it should handle (a code generator bug).
-
-    A subclass of Unsupported, so the runtime still falls back to the interpreter.
-    """
 
 
 def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
@@ -90,12 +83,13 @@ def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
 def _check_supported(fn):
     for eqn in fn.eqns:
         if eqn.op not in RULES:
-            if eqn.op.name == "custom_gradient":
-                raise Unsupported(
-                    f"custom_gradient: {eqn} runs a Python callback, which native code cannot "
-                    "call; it runs in the interpreter instead"
-                )
-            raise Unsupported(f"{eqn.op.name}: code generation has no lowering rule for this op ({eqn})")
+            # custom_gradient, the one op without a rule, calls Python (a callback
+            # that could not be traced), which native code cannot call.
+            raise Unsupported(
+                f"{eqn.op.name}: code generation has no lowering rule for this op ({eqn}); "
+                "it runs in the interpreter instead (an op that computes something "
+                "natively needs a rule in codegen/rules.py or an entry in codegen/math.py)"
+            )
     atoms = list(fn.invars) + [a for e in fn.eqns for a in list(e.inputs) + list(e.outvars)]
     for a in atoms:
         try:

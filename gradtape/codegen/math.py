@@ -1,12 +1,15 @@
-"""Transcendental functions that the loop vectorizer can widen.
+"""The math table: every function of floats that native code computes beyond
+arithmetic, declared once with its arity and its implementation.
 
-`emit_math(builder, "tanh", x)` emits a call to a helper function
+`MATH_FUNCTIONS[op]` is the MathFunction of an elementwise op (the lowering
+table, rules.py, gives every op here its rule), and
+`emit_math(builder, op, x)` emits it: a call to a helper function
 `@"gradtape.math.tanh.f64"`, defined once per module. Inside a simple counted
 loop compiled at O2/O3 with loop vectorization for the AVX2 host, the loop
 then runs 4 doubles or 8 floats at a time with no scalar libm call in the
 vector body:
 
-| function | method | max ULP vs NumPy, f64 / f32 (tests/codegen/test_math.py) |
+| function | implementation | max ULP vs NumPy, f64 / f32 (tests/codegen/test_math.py) |
 | --- | --- | --- |
 | exp, expm1, log, log1p | own branch-free polynomials, inlined (math_poly.py) | 1 / 1.23 |
 | tanh | same, through expm1 | 2 / 1.51 |
@@ -18,8 +21,18 @@ vector body:
 (f64 errors are against NumPy's own f64 result, itself up to ~0.5-1 ULP off
 (against the exact value ours are <= 1.25); f32 errors against NumPy's f64
 result in f32 ULPs, over all 2^32 inputs for the polynomials.) pow with a constant
-exponent of 0, 1, 2, -1 or 0.5 is emitted as NumPy's shortcut for it
-(ones, x, x*x, 1/x, sqrt).
+exponent is computed as math_pow.py decides (NumPy's shortcuts for 0, 1,
+2, -1 and 0.5; multiplications for 3 and 4).
+
+The implementations:
+
+    Polynomial(emit)         straight-line IR written here (math_poly.py),
+                             inlined: the vectorizer widens it like arithmetic
+    Libmvec(symbol, scalar)  a call the vectorizer maps to glibc's vector
+                             `symbol` (math_libmvec.py); the scalar remainder,
+                             and every call where libmvec is missing, is the
+                             LLVM intrinsic `scalar` (which LLVM lowers to libm)
+    Intrinsic(name)          an LLVM intrinsic that is one instruction (sqrt)
 
 Special values follow NumPy: exp overflows to inf and underflows through the
 subnormals to 0, log(0) = -inf, log(<0) = nan, log1p(-1) = -inf,
@@ -38,27 +51,84 @@ addresses in this process, for a cache manifest or llvm.add_symbol.
 """
 from __future__ import annotations
 
+import dataclasses
+from typing import Callable
+
 from llvmlite import ir
 
+from ..ir import ops
+from ..ir.op import Op
 from .math_ir import FloatOps, add_call_attributes, declare_intrinsic, type_suffix
 from .math_libmvec import (
     LIBMVEC,
-    LIBMVEC_FUNCTIONS,
-    emit_scalar_call,
     has_vector_variants,
     keep_alive,
     libmvec_available,
     libmvec_symbols,
     vector_variant_attribute,
 )
-from .math_poly import POLY_EMITTERS
+from .math_poly import (
+    emit_exp,
+    emit_expm1,
+    emit_log,
+    emit_log1p,
+    emit_sigmoid,
+    emit_softplus,
+    emit_tanh,
+)
+from .math_pow import pow_shortcut
 
-ARITY = {
-    **{name: 1 for name in POLY_EMITTERS},
-    "sqrt": 1,
-    **{name: arity for name, (_, _, arity) in LIBMVEC_FUNCTIONS.items()},
-}
-"""Every function emit_math knows, with its number of arguments."""
+
+@dataclasses.dataclass(frozen=True)
+class Polynomial:
+    """Inline IR: `emit(FloatOps, *args) -> value`."""
+
+    emit: Callable
+
+
+@dataclasses.dataclass(frozen=True)
+class Libmvec:
+    """libm's `symbol` (e.g. "atan"), vectorized through libmvec; the scalar
+    code is the LLVM intrinsic `scalar` (e.g. "llvm.atan")."""
+
+    symbol: str
+    scalar: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Intrinsic:
+    """An LLVM intrinsic that is one instruction on every x86-64 CPU."""
+
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class MathFunction:
+    op: Op
+    arity: int
+    impl: Polynomial | Libmvec | Intrinsic
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+
+MATH_FUNCTIONS: dict[Op, MathFunction] = {f.op: f for f in (
+    MathFunction(ops.exp_p, 1, Polynomial(emit_exp)),
+    MathFunction(ops.expm1_p, 1, Polynomial(emit_expm1)),
+    MathFunction(ops.log_p, 1, Polynomial(emit_log)),
+    MathFunction(ops.log1p_p, 1, Polynomial(emit_log1p)),
+    MathFunction(ops.tanh_p, 1, Polynomial(emit_tanh)),
+    MathFunction(ops.softplus_p, 1, Polynomial(emit_softplus)),
+    MathFunction(ops.sigmoid_p, 1, Polynomial(emit_sigmoid)),
+    MathFunction(ops.sqrt_p, 1, Intrinsic("llvm.sqrt")),
+    MathFunction(ops.sin_p, 1, Libmvec("sin", "llvm.sin")),
+    MathFunction(ops.cos_p, 1, Libmvec("cos", "llvm.cos")),
+    MathFunction(ops.tan_p, 1, Libmvec("tan", "llvm.tan")),
+    MathFunction(ops.arctan_p, 1, Libmvec("atan", "llvm.atan")),
+    MathFunction(ops.pow_p, 2, Libmvec("pow", "llvm.pow")),
+)}
+"""Every function emit_math knows, keyed by the op it computes."""
 
 MATH_LIBRARIES = (LIBMVEC,) if libmvec_available() else ()
 """Shared libraries the emitted code may call; load them before finalizing."""
@@ -66,49 +136,49 @@ MATH_LIBRARIES = (LIBMVEC,) if libmvec_available() else ()
 HELPER_PREFIX = "gradtape.math."
 
 
-def emit_math(builder: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
-    """Emit `name(*args)` for double or float scalars; returns the same type.
+def emit_math(builder: ir.IRBuilder, op: Op, *args: ir.Value) -> ir.Value:
+    """Emit `op(*args)` for double or float scalars; returns the same type.
 
     Args:
         builder: positioned where the result is needed; its module receives
             the helper function (and libmvec declarations) on first use.
-        name: one of exp, log, log1p, expm1, sqrt, sin, cos, tan, tanh,
-            arctan, pow, softplus, sigmoid (see `ARITY`).
-        *args: one value (two for pow: base, exponent) of type double or
+        op: an op of `MATH_FUNCTIONS` (exp, log, ..., pow).
+        *args: `arity` values (pow: base, exponent) of type double or
             float, all of the same type.
 
     Returns:
         The llvmlite value of the result, of the arguments' type.
 
     Raises:
-        ValueError: unknown name or wrong number of arguments.
+        ValueError: an op with no entry in the table, or the wrong number of arguments.
         TypeError: arguments not all double or all float.
 
     Example:
-        >>> y = emit_math(builder, "tanh", builder.fadd(a, b))
-        >>> z = emit_math(builder, "pow", x, ir.Constant(ir.DoubleType(), 3.0))
+        >>> y = emit_math(builder, ops.tanh_p, builder.fadd(a, b))
+        >>> z = emit_math(builder, ops.pow_p, x, ir.Constant(ir.DoubleType(), 3.0))  # x*x*x
     """
-    if name not in ARITY:
-        known = ", ".join(sorted(ARITY))
-        raise ValueError(f"emit_math: unknown function {name!r}; known: {known}")
-    if len(args) != ARITY[name]:
+    f = MATH_FUNCTIONS.get(op)
+    if f is None:
+        known = ", ".join(sorted(g.name for g in MATH_FUNCTIONS.values()))
         raise ValueError(
-            f"emit_math: {name} takes {ARITY[name]} argument(s), got {len(args)}; "
-            f"pass {'(base, exponent)' if name == 'pow' else 'one scalar value'}"
+            f"emit_math: {op!r} has no entry in the math table (codegen/math.py); known: {known}. "
+            "Add a MathFunction for it there"
         )
+    if len(args) != f.arity:
+        raise ValueError(f"emit_math: {f.name} takes {f.arity} argument(s), got {len(args)}")
     ty = args[0].type
     type_suffix(ty)  # raises TypeError for non-float types
     if any(a.type != ty for a in args):
         got = ", ".join(str(a.type) for a in args)
-        raise TypeError(f"emit_math: {name} needs arguments of one float type, got ({got}); cast first")
-    if name == "pow":
-        exact = _pow_constant_exponent(builder, *args)
-        if exact is not None:
-            return exact
-    helper = _helper(builder.module, name, ty)
+        raise TypeError(f"emit_math: {f.name} needs arguments of one float type, got ({got}); cast first")
+    if op is ops.pow_p and isinstance(args[1], ir.Constant) and isinstance(args[1].constant, (int, float)):
+        shortcut = pow_shortcut(args[1].constant)
+        if shortcut is not None:
+            return shortcut.emit(builder, args[0])
+    helper = _helper(builder.module, f, ty)
     call = builder.call(helper, list(args))
     if "noinline" in helper.attributes:
-        add_call_attributes(call, vector_variant_attribute(builder.module, name, helper))
+        add_call_attributes(call, vector_variant_attribute(builder.module, f.impl.symbol, f.arity, helper))
     return call
 
 
@@ -122,56 +192,37 @@ def declared_externals(module: ir.Module) -> dict:
     return libmvec_symbols(module)
 
 
-def _helper(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
+def libraries_and_externals(module: ir.Module) -> tuple:
+    """(libraries to load, {symbol: address}) for the math `module` uses."""
+    externals = declared_externals(module)
+    return (MATH_LIBRARIES if externals else ()), externals
+
+
+def _helper(module: ir.Module, f: MathFunction, ty: ir.Type) -> ir.Function:
     """The module's `gradtape.math.<name>.<f64|f32>` helper, defined on first use.
 
-    Inlined everywhere, except for functions that libmvec implements: those
-    stay calls so that the call site can name the vector variants.
+    Inlined everywhere, except for libmvec functions that have vector
+    variants on this host: those stay calls so that the call site can name them.
     """
-    fname = f"{HELPER_PREFIX}{name}.{type_suffix(ty)}"
+    fname = f"{HELPER_PREFIX}{f.name}.{type_suffix(ty)}"
     fn = module.globals.get(fname)
     if fn is not None:
         return fn
-    fn = ir.Function(module, ir.FunctionType(ty, [ty] * ARITY[name]), fname)
+    fn = ir.Function(module, ir.FunctionType(ty, [ty] * f.arity), fname)
     fn.linkage = "internal"
-    libmvec = name in LIBMVEC_FUNCTIONS and has_vector_variants(name, ty)
-    for attr in ("noinline" if libmvec else "alwaysinline", "nounwind", "readnone"):
+    vectorized_call = isinstance(f.impl, Libmvec) and has_vector_variants(f.impl.symbol, f.arity, ty)
+    for attr in ("noinline" if vectorized_call else "alwaysinline", "nounwind", "readnone"):
         fn.attributes.add(attr)
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
-    builder.ret(_emit_body(builder, name, fn.args))
-    if libmvec:
+    builder.ret(_emit_body(builder, f, list(fn.args)))
+    if vectorized_call:
         keep_alive(module, fn)
     return fn
 
 
-def _emit_body(builder: ir.IRBuilder, name: str, args) -> ir.Value:
-    if name in POLY_EMITTERS:
-        return POLY_EMITTERS[name](FloatOps(builder, args[0].type), args[0])
-    if name == "sqrt":
-        return builder.call(declare_intrinsic(builder.module, "llvm.sqrt", args[0].type, 1), [args[0]])
-    return emit_scalar_call(builder, name, args)
-
-
-def _pow_constant_exponent(builder: ir.IRBuilder, x, y):
-    """pow(x, c) for the constant exponents that NumPy computes by a shortcut
-    (np.power's scalar fast path: ones, x, x*x, 1/x, sqrt), else None.
-
-    These are exact or correctly rounded, and they follow NumPy where the
-    shortcut differs from C's pow: np.power(-0.0, 0.5) = -0.0 and
-    np.power(-inf, 0.5) = nan.
-    """
-    if not isinstance(y, ir.Constant) or not isinstance(y.constant, (int, float)):
-        return None
-    c = float(y.constant)
-    ops = FloatOps(builder, x.type)
-    if c == 0.0:
-        return ops.c(1.0)  # even pow(nan, 0) = 1
-    if c == 1.0:
-        return x
-    if c == 2.0:
-        return ops.mul(x, x)
-    if c == -1.0:
-        return ops.div(ops.c(1.0), x)
-    if c == 0.5:
-        return builder.call(declare_intrinsic(builder.module, "llvm.sqrt", x.type, 1), [x])
-    return None
+def _emit_body(builder: ir.IRBuilder, f: MathFunction, args: list) -> ir.Value:
+    impl = f.impl
+    if isinstance(impl, Polynomial):
+        return impl.emit(FloatOps(builder, args[0].type), *args)
+    intrinsic = impl.scalar if isinstance(impl, Libmvec) else impl.name
+    return builder.call(declare_intrinsic(builder.module, intrinsic, args[0].type, f.arity), args)

@@ -55,6 +55,13 @@ def declare_intrinsic(module: ir.Module, name: str, ty: ir.Type, nargs: int) -> 
     return module.declare_intrinsic(name, [ty], fnty=fnty)
 
 
+def emit_intrinsic(builder: ir.IRBuilder, base: str, *args: ir.Value, ret: ir.Type | None = None) -> ir.Value:
+    """A call of the overloaded float intrinsic `base` (e.g. "llvm.floor") on `args`."""
+    ty = args[0].type
+    fnty = ir.FunctionType(ret or ty, [a.type for a in args])
+    return builder.call(builder.module.declare_intrinsic(base, [ty], fnty=fnty), list(args))
+
+
 class FloatOps:
     """Scalar float arithmetic on one builder, written as formulas.
 

@@ -1,4 +1,5 @@
-"""sin, cos, tan, arctan and pow through glibc's libmvec.
+"""The libmvec implementation of the math table (math.py): glibc's vector
+functions, for sin, cos, tan, arctan and pow.
 
 LLVM 22 via llvmlite has no working `-vector-library` option
 (LLVMLITE_FACTS.md §3), so each call site says itself which vector functions
@@ -22,7 +23,7 @@ pow(2, y) -> exp2(y) replace intrinsic calls; the vectorizer then widens the
 bare intrinsic, which the backend scalarizes. Marking a libcall `nobuiltin`
 would stop the rewrites but also stops the vectorizer from using the mapping.
 An opaque helper is left alone, and the exact pow rewrites worth having (a
-constant exponent 2, 0.5, ...) are done in math.py instead.
+constant exponent 2, 0.5, ...) are made before, by math_pow.py.
 
 Without libmvec (another C library), the helper is inlined and the intrinsic
 is called: correct, but scalarized by the backend into libm calls.
@@ -41,18 +42,9 @@ import functools
 from llvmlite import ir
 
 from . import cpu as target_cpu
-from .math_ir import declare_intrinsic, type_suffix
+from .math_ir import type_suffix
 
 LIBMVEC = "libmvec.so.1"
-
-# gradtape name -> (LLVM intrinsic, libm/libmvec base name, number of arguments)
-LIBMVEC_FUNCTIONS = {
-    "sin": ("llvm.sin", "sin", 1),
-    "cos": ("llvm.cos", "cos", 1),
-    "tan": ("llvm.tan", "tan", 1),
-    "arctan": ("llvm.atan", "atan", 1),
-    "pow": ("llvm.pow", "pow", 2),
-}
 
 # x86-64 vector ABI ISA letter -> (lanes of f64, needs AVX2). 'b' is SSE
 # (xmm), 'd' is AVX2 (ymm); float variants have twice the lanes.
@@ -124,14 +116,13 @@ def _declare_vector(module: ir.Module, name: str, ty: ir.Type, lanes: int, arity
     return fn
 
 
-def vector_variant_attribute(module: ir.Module, name: str, scalar: ir.Function):
-    """The call-site attribute mapping calls of `scalar` (the helper that
-    computes `name`) to libmvec, declaring the vector functions; None when
-    libmvec has no variant for this host."""
-    _intrinsic, base, arity = LIBMVEC_FUNCTIONS[name]
+def vector_variant_attribute(module: ir.Module, symbol: str, arity: int, scalar: ir.Function):
+    """The call-site attribute mapping calls of `scalar` (the helper computing
+    libm's `symbol` of `arity` arguments) to libmvec, declaring the vector
+    functions; None when libmvec has no variant for this host."""
     ty = scalar.function_type.return_type
     mapping = []
-    for _isa, lanes, vname in _vector_variants(base, arity, type_suffix(ty)):
+    for _isa, lanes, vname in _vector_variants(symbol, arity, type_suffix(ty)):
         _declare_vector(module, vname, ty, lanes, arity)
         mapping.append(f"_ZGV_LLVM_N{lanes}{'v' * arity}_{scalar.name}({vname})")
     if not mapping:
@@ -139,16 +130,9 @@ def vector_variant_attribute(module: ir.Module, name: str, scalar: ir.Function):
     return f'"vector-function-abi-variant"="{",".join(mapping)}"'
 
 
-def has_vector_variants(name: str, ty: ir.Type) -> bool:
-    _intrinsic, base, arity = LIBMVEC_FUNCTIONS[name]
-    return bool(_vector_variants(base, arity, type_suffix(ty)))
-
-
-def emit_scalar_call(builder: ir.IRBuilder, name: str, args) -> ir.Value:
-    """The scalar computation of `name`: a call to its LLVM intrinsic."""
-    intrinsic, _base, arity = LIBMVEC_FUNCTIONS[name]
-    fn = declare_intrinsic(builder.module, intrinsic, args[0].type, arity)
-    return builder.call(fn, list(args))
+def has_vector_variants(symbol: str, arity: int, ty: ir.Type) -> bool:
+    """Whether libmvec has a vector `symbol` for `ty` usable on this host."""
+    return bool(_vector_variants(symbol, arity, type_suffix(ty)))
 
 
 def libmvec_symbols(module: ir.Module) -> dict:

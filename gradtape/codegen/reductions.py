@@ -15,7 +15,7 @@ import numpy as np
 from .dtypes import F64, constant, is_bool, is_float, is_signed, value_type
 from .nodes import Const, Node, View, placement_splits
 from .steps import Fill, Step, load_fresh
-from .transcendental import emit_intrinsic
+from .math_ir import emit_intrinsic
 
 REDUCE_FLAGS = ("reassoc", "nsz")  # enough for LLVM to vectorize a float reduction
 

@@ -1,4 +1,4 @@
-"""The lowering table: one Rule per op, `RULES[op]`.
+"""The lowering table: one Rule per op object, `RULES[op]`.
 
     rule.lower(ctx, eqn, *operand_nodes) -> Node
 
@@ -18,9 +18,18 @@ operands:
     inlined       `call`, `custom_vjp`, `custom_jvp`: replaced by their (primal)
                   sub-Function before lowering
 
+Elementwise ops get their rule from one of two tables keyed by op: the math
+table (math.py: exp, tanh, pow, ...) or the scalar code of everything else
+(scalar.py: arithmetic, comparisons, where; cast has its own rule). An op that needs new
+native math needs only its entry in the math table.
+
 `cheap` marks ops worth recomputing rather than storing when a value is read
 a few times (a predicate of the equation where it depends on the params or
-operands: x ** 2 is a multiplication, x ** 2.7 a call of pow).
+operands: x ** 2 is a multiplication, x ** 2.7 a call of pow; math_pow.py
+decides which).
+
+An error while generating an equation's code names that equation
+(LoweringError, which the runtime reports and answers with the interpreter).
 custom_gradient has no rule: it runs Python, so lowering raises
 Unsupported for it.
 """
@@ -31,12 +40,14 @@ from typing import Callable
 
 import numpy as np
 
-from ..ir import Literal, all_ops
+from ..ir import Literal, ops
 from ..ir.op import Op
-from . import layout
+from . import LoweringError, Unsupported, layout
 from .contract import lower_contract
-from .nodes import Const, Map, View
-from .scalar import BINARY, COMPARE, UNARY, make_cast, make_where, pow_by_constant
+from .math import MATH_FUNCTIONS, MathFunction, emit_math
+from .math_pow import pow_shortcut
+from .nodes import Map, View
+from .scalar import SCALAR, make_cast
 from .reductions import ArgReduce
 from .steps import Fill, ScatterAdd
 
@@ -55,30 +66,43 @@ class Rule:
         return self.cheap(eqn) if callable(self.cheap) else self.cheap
 
 
+def _naming(eqn, emit):
+    """`emit`, with any error it raises (when the step's code is generated,
+    after lowering) reported as a failure on `eqn`."""
+    def emit_of_eqn(k, values):
+        try:
+            return emit(k, values)
+        except Unsupported:
+            raise
+        except Exception as e:
+            raise LoweringError(f"code generation failed on `{eqn}`: {type(e).__name__}: {e}") from e
+
+    return emit_of_eqn
+
+
 def _elementwise(make, cheap=True):
     def lower(ctx, eqn, *ins):
         emit = make([x.dtype for x in ins], eqn.out.type.dtype, **eqn.params)
-        return Map(eqn.out.type, emit, ins)
+        return Map(eqn.out.type, _naming(eqn, emit), ins)
 
     return Rule(lower, "elementwise", cheap)
 
 
-def _lower_pow(ctx, eqn, x, y):
-    out = eqn.out.type
-    if isinstance(y, Const) and x.shape == out.shape:  # x ** literal: multiplications
-        emit = pow_by_constant(y.value, out.dtype)
-        if emit is not None:
-            return Map(out, emit, [x])
-    return Map(out, BINARY["pow"]([x.dtype, y.dtype], out.dtype), [x, y])
+def _math_rule(f: MathFunction) -> Rule:
+    def make(in_dtypes, out_dtype, **params):
+        return lambda k, values: emit_math(k.b, f.op, *values)
+
+    # The op's `cheap` fact, except for pow, where it depends on the exponent
+    # (math_pow.py turns some into a few multiplications).
+    return _elementwise(make, cheap=_pow_is_cheap if f.op is ops.pow_p else f.op.cheap)
 
 
 def _pow_is_cheap(eqn) -> bool:
-    """x ** 1, 2, 3 or 4 (a literal): at most three multiplications."""
     y = eqn.inputs[1]
     if not isinstance(y, Literal) or np.size(y.value) != 1:
         return False
-    c = float(np.asarray(y.value).reshape(()))
-    return c == int(c) and 0 <= c <= 4
+    shortcut = pow_shortcut(np.asarray(y.value).reshape(()).item())
+    return shortcut is not None and shortcut.cheap
 
 
 def _lower_cast(ctx, eqn, x):
@@ -122,43 +146,38 @@ def _lower_concatenate(ctx, eqn, *xs):
 
 
 def _call_is_inlined(ctx, eqn, *xs):
-    raise AssertionError(f"{eqn.op.name} equations are inlined before lowering (codegen/inline.py)")
+    raise AssertionError(f"{eqn.op.name} equations are inlined before lowering (ir/inline_calls.py)")
 
 
 def _layout(fn, cheap=True):
     return Rule(fn, "layout", cheap)
 
 
-_p = all_ops
-RULES: dict[Op, Rule] = {}
-for _name, _make in (*UNARY.items(), *BINARY.items(), *COMPARE.items()):
-    # The op's `cheap` fact: neg/abs/add/... are about one instruction; exp, div, ... are not.
-    RULES[_p[_name]] = _elementwise(_make, cheap=_p[_name].cheap)
-RULES.update({
-    _p["pow"]: Rule(_lower_pow, "elementwise", cheap=_pow_is_cheap),
-    _p["cast"]: Rule(_lower_cast, "elementwise", cheap=True),
-    _p["where"]: _elementwise(make_where),
-    _p["stop_gradient"]: Rule(_identity, "elementwise", cheap=True),
-    _p["broadcast_to"]: _layout(lambda ctx, eqn, x: layout.broadcast_to(x, eqn.out.type)),
-    _p["reshape"]: _layout(lambda ctx, eqn, x: layout.reshape(x, eqn.out.type)),
-    _p["transpose"]: _layout(lambda ctx, eqn, x: layout.transpose(x, eqn.out.type, eqn.params["perm"])),
-    _p["slice"]: _layout(lambda ctx, eqn, x: layout.slice_(
+RULES: dict[Op, Rule] = {
+    **{op: _elementwise(make, cheap=op.cheap) for op, make in SCALAR.items()},
+    **{op: _math_rule(f) for op, f in MATH_FUNCTIONS.items()},
+    ops.cast_p: Rule(_lower_cast, "elementwise", cheap=True),
+    ops.stop_gradient_p: Rule(_identity, "elementwise", cheap=True),
+    ops.broadcast_to_p: _layout(lambda ctx, eqn, x: layout.broadcast_to(x, eqn.out.type)),
+    ops.reshape_p: _layout(lambda ctx, eqn, x: layout.reshape(x, eqn.out.type)),
+    ops.transpose_p: _layout(lambda ctx, eqn, x: layout.transpose(x, eqn.out.type, eqn.params["perm"])),
+    ops.slice_p: _layout(lambda ctx, eqn, x: layout.slice_(
         x, eqn.out.type, eqn.params["starts"], eqn.params["steps"])),
-    _p["pad"]: _layout(lambda ctx, eqn, x: layout.pad(
+    ops.pad_p: _layout(lambda ctx, eqn, x: layout.pad(
         x, eqn.out.type, eqn.params["pad_width"], eqn.params["value"])),
-    _p["unslice"]: _layout(lambda ctx, eqn, x: layout.unslice(
+    ops.unslice_p: _layout(lambda ctx, eqn, x: layout.unslice(
         x, eqn.out.type, eqn.params["starts"], eqn.params["steps"])),
-    _p["gather"]: _layout(lambda ctx, eqn, x, idx: layout.gather(x, idx, eqn.out.type, eqn.params["axis"])),
-    _p["reduce_sum"]: _reduction("sum"),
-    _p["reduce_prod"]: _reduction("prod"),
-    _p["reduce_max"]: _reduction("max"),
-    _p["reduce_min"]: _reduction("min"),
-    _p["argmax"]: _arg("argmax"),
-    _p["argmin"]: _arg("argmin"),
-    _p["scatter_add"]: Rule(_lower_scatter_add, "scatter"),
-    _p["concatenate"]: Rule(_lower_concatenate, "per_operand"),
-    _p["contract"]: Rule(lower_contract, "contract"),
-    _p["call"]: Rule(_call_is_inlined, "inlined"),
-    _p["custom_vjp"]: Rule(_call_is_inlined, "inlined"),
-    _p["custom_jvp"]: Rule(_call_is_inlined, "inlined"),
-})
+    ops.gather_p: _layout(lambda ctx, eqn, x, idx: layout.gather(x, idx, eqn.out.type, eqn.params["axis"])),
+    ops.reduce_sum_p: _reduction("sum"),
+    ops.reduce_prod_p: _reduction("prod"),
+    ops.reduce_max_p: _reduction("max"),
+    ops.reduce_min_p: _reduction("min"),
+    ops.argmax_p: _arg("argmax"),
+    ops.argmin_p: _arg("argmin"),
+    ops.scatter_add_p: Rule(_lower_scatter_add, "scatter"),
+    ops.concatenate_p: Rule(_lower_concatenate, "per_operand"),
+    ops.contract_p: Rule(lower_contract, "contract"),
+    ops.call_p: Rule(_call_is_inlined, "inlined"),
+    ops.custom_vjp_p: Rule(_call_is_inlined, "inlined"),
+    ops.custom_jvp_p: Rule(_call_is_inlined, "inlined"),
+}

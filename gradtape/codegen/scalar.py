@@ -1,6 +1,7 @@
-"""Scalar code of the elementwise ops, matching NumPy's ufuncs exactly.
+"""Scalar code of the elementwise ops that are not math functions (those are
+in math.py's table), matching NumPy's ufuncs exactly.
 
-Each maker takes the operand dtypes, the result dtype and the equation's
+`SCALAR[op]` is the op's maker: it takes the operand dtypes, the result dtype and the equation's
 params and returns `emit(k, values) -> value` (values in value types: i1 for
 bool). Arithmetic carries no fast-math flags, so results are bit-identical
 to NumPy's and NaN/Inf propagate as in NumPy (`nnan`/`ninf` would let LLVM
@@ -10,10 +11,14 @@ Bool arithmetic follows NumPy: add is or, mul is and, maximum is or.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
+from ..ir import ops
+from ..ir.op import Op
 from .dtypes import I64, constant, is_bool, is_float, is_signed, value_type
-from .transcendental import emit_intrinsic, emit_math
+from .math_ir import emit_intrinsic
 
 
 def _per_kind(float_fn, int_fn, bool_fn=None):
@@ -29,10 +34,6 @@ def _per_kind(float_fn, int_fn, bool_fn=None):
 
 
 # --- unary ---------------------------------------------------------------------------
-
-def _math(name):
-    return lambda in_dtypes, out_dtype, **p: lambda k, v: emit_math(k.b, name, v[0])
-
 
 def _float_sign(d):
     one, minus, zero = constant(d, 1), constant(d, -1), constant(d, 0)
@@ -74,26 +75,14 @@ def _identity(d):
     return lambda k, v: v[0]
 
 
-UNARY = {
-    "neg": _per_kind(lambda d: lambda k, v: k.b.fneg(v[0]), lambda d: lambda k, v: k.b.neg(v[0]), _identity),
-    "exp": _math("exp"),
-    "log": _math("log"),
-    "log1p": _math("log1p"),
-    "expm1": _math("expm1"),
-    "sqrt": _math("sqrt"),
-    "sin": _math("sin"),
-    "cos": _math("cos"),
-    "tan": _math("tan"),
-    "tanh": _math("tanh"),
-    "arctan": _math("arctan"),
-    "softplus": _math("softplus"),
-    "sigmoid": _math("sigmoid"),
-    "abs": _per_kind(lambda d: lambda k, v: emit_intrinsic(k.b, "llvm.fabs", v[0]), _int_abs, _identity),
-    "sign": _per_kind(_float_sign, _int_sign, _identity),
-    "floor": lambda i, o, **p: lambda k, v: emit_intrinsic(k.b, "llvm.floor", v[0]),
-    "ceil": lambda i, o, **p: lambda k, v: emit_intrinsic(k.b, "llvm.ceil", v[0]),
-    "round": lambda i, o, **p: lambda k, v: emit_intrinsic(k.b, "llvm.roundeven", v[0]),  # half to even
-    "logical_not": lambda i, o, **p: lambda k, v: k.b.not_(v[0]),
+_UNARY = {
+    ops.neg_p: _per_kind(lambda d: lambda k, v: k.b.fneg(v[0]), lambda d: lambda k, v: k.b.neg(v[0]), _identity),
+    ops.abs_p: _per_kind(lambda d: lambda k, v: emit_intrinsic(k.b, "llvm.fabs", v[0]), _int_abs, _identity),
+    ops.sign_p: _per_kind(_float_sign, _int_sign, _identity),
+    ops.floor_p: lambda i, o, **p: lambda k, v: emit_intrinsic(k.b, "llvm.floor", v[0]),
+    ops.ceil_p: lambda i, o, **p: lambda k, v: emit_intrinsic(k.b, "llvm.ceil", v[0]),
+    ops.round_p: lambda i, o, **p: lambda k, v: emit_intrinsic(k.b, "llvm.roundeven", v[0]),  # half to even
+    ops.logical_not_p: lambda i, o, **p: lambda k, v: k.b.not_(v[0]),
 }
 
 
@@ -144,51 +133,18 @@ def _int_select(op):
     return fn
 
 
-def _pow(in_dtypes, out_dtype, **params):
-    return lambda k, v: emit_math(k.b, "pow", v[0], v[1])
-
-
-def pow_by_constant(exponent: float, dtype):
-    """x ** c for a literal c as multiplications, where that is what NumPy computes too.
-
-    NumPy's power special-cases a scalar exponent 0.5 (sqrt, so (-inf)**0.5
-    is nan there) and 2; other small integers are repeated multiplications
-    here (within an ulp or two of pow). Returns None for exponents left to pow.
-    """
-    c = float(exponent)
-    if c == 0.5:  # NumPy's power takes sqrt for this scalar exponent too (so pow(-inf) is nan)
-        return lambda k, v: emit_math(k.b, "sqrt", v[0])
-    if c != int(c) or abs(c) > 4:
-        return None
-    n = int(abs(c))
-    one = constant(dtype, 1)
-
-    def emit(k, v):
-        b, x = k.b, v[0]
-        if n == 0:
-            return one
-        r = x
-        for _ in range(n - 1):
-            r = b.fmul(r, x)
-        return b.fdiv(one, r) if c < 0 else r
-
-    return emit
-
-
 _FLOAT_MAX = lambda b, x, y: emit_intrinsic(b, "llvm.maximum", x, y)  # noqa: E731  NaN propagates
 _FLOAT_MIN = lambda b, x, y: emit_intrinsic(b, "llvm.minimum", x, y)  # noqa: E731
 
-BINARY = {
-    "add": _binary(lambda b, x, y: b.fadd(x, y), lambda b, x, y, d: b.add(x, y),
-                   lambda b, x, y: b.or_(x, y)),
-    "sub": _binary(lambda b, x, y: b.fsub(x, y), lambda b, x, y, d: b.sub(x, y),
-                   lambda b, x, y: b.xor(x, y)),
-    "mul": _binary(lambda b, x, y: b.fmul(x, y), lambda b, x, y, d: b.mul(x, y),
-                   lambda b, x, y: b.and_(x, y)),
-    "div": _binary(lambda b, x, y: b.fdiv(x, y), None),
-    "pow": _pow,
-    "maximum": _binary(_FLOAT_MAX, _int_select(">"), lambda b, x, y: b.or_(x, y)),
-    "minimum": _binary(_FLOAT_MIN, _int_select("<"), lambda b, x, y: b.and_(x, y)),
+_BINARY = {
+    ops.add_p: _binary(lambda b, x, y: b.fadd(x, y), lambda b, x, y, d: b.add(x, y),
+                       lambda b, x, y: b.or_(x, y)),
+    ops.sub_p: _binary(lambda b, x, y: b.fsub(x, y), lambda b, x, y, d: b.sub(x, y),
+                       lambda b, x, y: b.xor(x, y)),
+    ops.mul_p: _binary(lambda b, x, y: b.fmul(x, y), lambda b, x, y, d: b.mul(x, y),
+                       lambda b, x, y: b.and_(x, y)),
+    ops.maximum_p: _binary(_FLOAT_MAX, _int_select(">"), lambda b, x, y: b.or_(x, y)),
+    ops.minimum_p: _binary(_FLOAT_MIN, _int_select("<"), lambda b, x, y: b.and_(x, y)),
 }
 
 
@@ -206,17 +162,27 @@ def _compare(op):
     return make
 
 
-COMPARE = {
-    "eq": _compare("=="), "ne": _compare("!="), "lt": _compare("<"),
-    "le": _compare("<="), "gt": _compare(">"), "ge": _compare(">="),
-    "logical_and": lambda i, o, **p: lambda k, v: k.b.and_(v[0], v[1]),
-    "logical_or": lambda i, o, **p: lambda k, v: k.b.or_(v[0], v[1]),
-    "logical_xor": lambda i, o, **p: lambda k, v: k.b.xor(v[0], v[1]),
+_COMPARE = {
+    ops.eq_p: _compare("=="), ops.ne_p: _compare("!="), ops.lt_p: _compare("<"),
+    ops.le_p: _compare("<="), ops.gt_p: _compare(">"), ops.ge_p: _compare(">="),
+    ops.logical_and_p: lambda i, o, **p: lambda k, v: k.b.and_(v[0], v[1]),
+    ops.logical_or_p: lambda i, o, **p: lambda k, v: k.b.or_(v[0], v[1]),
+    ops.logical_xor_p: lambda i, o, **p: lambda k, v: k.b.xor(v[0], v[1]),
 }
 
 
 def make_where(in_dtypes, out_dtype, **params):
     return lambda k, v: k.b.select(v[0], v[1], v[2])
+
+
+SCALAR: dict[Op, Callable] = {
+    **_UNARY,
+    **_BINARY,
+    ops.div_p: _binary(lambda b, x, y: b.fdiv(x, y), None),
+    **_COMPARE,
+    ops.where_p: make_where,
+}
+"""The scalar code of every elementwise op but the math functions, keyed by op."""
 
 
 def index_to_i64(b, j, dtype):

@@ -13,9 +13,10 @@ Reductions are in reductions.py, contractions in contract.py.
 """
 from __future__ import annotations
 
+from ..ir import ops
 from .dtypes import constant
 from .nodes import Map, Node, View, placement_splits
-from .scalar import BINARY, index_to_i64
+from .scalar import SCALAR, index_to_i64
 
 
 class Step:
@@ -81,7 +82,7 @@ class ScatterAdd(Step):
             return
         r = self.index.type.ndim
         size = dest.shape[axis]
-        add = BINARY["add"]([dtype, dtype], dtype)  # NumPy's add, in index order like np.add.at
+        add = SCALAR[ops.add_p].make([dtype, dtype], dtype)  # NumPy's add, in index order like np.add.at
 
         def body(xi):
             b = k.b

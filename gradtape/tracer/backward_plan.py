@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from .. import ir, runtime
-from ..codegen.inline import inline_calls
+from ..ir.inline_calls import inline_calls
 from ..ir.optimize import optimize
 from .dispatch import bind
 from .tensor import Tensor

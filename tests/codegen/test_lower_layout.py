@@ -8,7 +8,7 @@ import gradtape as gt
 from gradtape import ir
 from gradtape.ir import ops
 
-from gradtape.codegen.inline import inline_calls
+from gradtape.ir.inline_calls import inline_calls
 
 from .lower_helpers import check, compiled
 from .test_lower_ops import t

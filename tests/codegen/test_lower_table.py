@@ -8,7 +8,7 @@ import pytest
 import gradtape as gt
 from gradtape import ir
 from gradtape.codegen import Unsupported, lower
-from gradtape.codegen.inline import inline_calls
+from gradtape.ir.inline_calls import inline_calls
 from gradtape.codegen.rules import RULES
 
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape.codegen.transcendental import has_vector_math
 
 from . import isa
 from .lower_helpers import compiled
@@ -24,7 +23,6 @@ def _packed(asm, suffix):
     return isa.packed(rf"\w+{suffix}").findall(asm)
 
 
-@pytest.mark.skipif(not has_vector_math(), reason="gradtape.codegen.math is not available")
 @pytest.mark.parametrize("dtype, suffix", [(np.float64, "pd"), (np.float32, "ps")])
 def test_exp_tanh_loop_is_packed_with_no_libm_calls(dtype, suffix):
     asm = _assembly(lambda x: gt.tanh(x) * gt.exp(-x), np.ones(1000, dtype))
@@ -33,7 +31,6 @@ def test_exp_tanh_loop_is_packed_with_no_libm_calls(dtype, suffix):
     assert not [c for c in calls if re.search(r"exp|tanh", c)], calls
 
 
-@pytest.mark.skipif(not has_vector_math(), reason="gradtape.codegen.math is not available")
 @pytest.mark.parametrize("dtype, suffix", [(np.float64, "pd"), (np.float32, "ps")])
 def test_softplus_sigmoid_and_their_gradient_are_packed_with_no_calls(dtype, suffix):
     """Forward (exp and log1p inlined) and the gradient (sigmoid: one exp, one add, one divide)."""
