@@ -93,7 +93,7 @@ def _product(type, a, la, b, lb, lo) -> Node:
     pick = lambda letters: lambda k, idx: [idx[lo.index(c)] for c in letters]  # noqa: E731
     ra = Reindex(TensorType(type.shape, a.dtype), a, pick(la))
     rb = Reindex(TensorType(type.shape, b.dtype), b, pick(lb))
-    return Map(type, SCALAR[ops.mul_p].make([a.dtype, b.dtype], type.dtype), [ra, rb])
+    return Map(type, SCALAR[ops.mul_p]([a.dtype, b.dtype], type.dtype), [ra, rb])
 
 
 def _as_view(ctx, x: Node, letters: str, order: str) -> View:

@@ -315,13 +315,3 @@ def emit_sigmoid(ops: FloatOps, x):
     numerator = ops.select(ops.lt(x, ops.c(0.0)), e, ops.c(1.0))  # NaN: 1 / (1 + NaN)
     return ops.div(numerator, ops.add(ops.c(1.0), e))
 
-
-POLY_EMITTERS = {
-    "exp": emit_exp,
-    "expm1": emit_expm1,
-    "log": emit_log,
-    "log1p": emit_log1p,
-    "tanh": emit_tanh,
-    "softplus": emit_softplus,
-    "sigmoid": emit_sigmoid,
-}

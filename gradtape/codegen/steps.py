@@ -82,7 +82,7 @@ class ScatterAdd(Step):
             return
         r = self.index.type.ndim
         size = dest.shape[axis]
-        add = SCALAR[ops.add_p].make([dtype, dtype], dtype)  # NumPy's add, in index order like np.add.at
+        add = SCALAR[ops.add_p]([dtype, dtype], dtype)  # NumPy's add, in index order like np.add.at
 
         def body(xi):
             b = k.b

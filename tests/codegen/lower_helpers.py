@@ -2,8 +2,11 @@
 reference interpreter."""
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 
+import gradtape as gt
 from gradtape import ir
 from gradtape.codegen.lowering import lower_function
 
@@ -59,3 +62,21 @@ def max_ulp(got, want) -> float:
     finite = np.isfinite(want) & ~same
     assert not (~same & ~np.isfinite(want)).any(), "non-finite values differ"
     return float(np.max(np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]))))
+
+
+def joint_function(spec, dtype=None):
+    """The op spec's joint vjp Function (inputs + one cotangent per output ->
+    outputs + gradients) and values for its inputs and random cotangents.
+
+    With `dtype`, the spec's floating-point arguments are cast to it first,
+    so the whole computation runs in that dtype (Python scalars are weak).
+    """
+    rng = np.random.default_rng(zlib.crc32(spec.name.encode()))  # deterministic per spec
+    args = [np.asarray(a) for a in spec.args(rng)]
+    if dtype is not None:
+        args = [a.astype(dtype) if a.dtype.kind == "f" else a for a in args]
+    fn = gt.make_ir(spec.fn, *args)
+    values = [np.asarray(a, v.type.dtype).reshape(v.type.shape) for a, v in zip(args, fn.invars)]
+    joint, _ = ir.vjp(fn, [i for i, v in enumerate(fn.invars) if v.type.is_float])
+    values += [rng.standard_normal(v.type.shape).astype(v.type.dtype) for v in joint.invars[len(values):]]
+    return joint, values

@@ -26,6 +26,7 @@ import llvmlite.binding as llvm
 from scipy.special import expit
 
 from gradtape.codegen.math import MATH_FUNCTIONS, MATH_LIBRARIES, declared_externals, emit_math
+from gradtape.codegen.math_pow import pow_shortcut
 from gradtape.ir import all_ops
 
 from . import isa
@@ -368,6 +369,29 @@ def test_pow_with_exact_constant_exponent_matches_numpy_exactly(exponent):
     k = Kernel("f64", 1, lambda b, xs: emit_math(b, all_ops["pow"], xs[0], ir.Constant(xs[0].type, exponent)))
     with np.errstate(all="ignore"):
         _assert_same_values(k(x), np.power(x, exponent), f"pow(x, {exponent})")
+
+
+@pytest.mark.parametrize("exponent", [3.0, 4.0])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pow_with_exponent_3_or_4_is_multiplications_within_2_ulp(exponent, dtype):
+    rng = np.random.default_rng(3)
+    lim = 100.0 if dtype == "f64" else 9.0  # up to and past overflow
+    x = np.concatenate([rng.uniform(-3, 3, 4000), _both_signs(rng, -30, np.log10(lim), 2000),
+                        [0.0, -0.0, INF, -INF, NAN, lim, -lim]]).astype(DTYPES[dtype])
+    k = Kernel(dtype, 1, lambda b, xs: emit_math(b, all_ops["pow"], xs[0], ir.Constant(xs[0].type, exponent)))
+    assert vector_body_calls(k.opt_ir) == set(), "pow was not turned into vectorized multiplications"
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), exponent)
+    assert ulp_error(k(x), ref, DTYPES[dtype]).max() <= 2
+
+
+def test_pow_constant_exponent_policy():
+    """One policy (math_pow.py): NumPy's shortcuts, 3 and 4 multiplied, the rest pow;
+    the lowering's cost model reads the same answer."""
+    assert {c: pow_shortcut(c).form for c in (0, 1, 2, 3, 4, -1, 0.5)} == {
+        0: "one", 1: "x", 2: "multiply", 3: "multiply", 4: "multiply", -1: "reciprocal", 0.5: "sqrt"}
+    assert [pow_shortcut(c) for c in (-2, -0.5, 1.5, 5, NAN)] == [None] * 5
+    assert [c for c in (0, 1, 2, 3, 4, -1, 0.5) if pow_shortcut(c).cheap] == [0, 1, 2, 3, 4]
 
 
 def test_fused_fast_math_kernel_matches_numpy():

@@ -105,8 +105,10 @@ SPECS.append(
 def _call_spec():
     from gradtape.tracer.dispatch import bind
 
-    inner = gt.make_ir(lambda x, y: gt.sin(x) * y + gt.exp(y), np.ones(3), np.ones(3))
-    return OpSpec("call", lambda x, y: bind(gt.ir.all_ops["call"], x, y, fn=inner) * x,
+    def inner(dtype):  # the sub-Function, traced in the arguments' dtype
+        return gt.make_ir(lambda x, y: gt.sin(x) * y + gt.exp(y), np.ones(3, dtype), np.ones(3, dtype))
+
+    return OpSpec("call", lambda x, y: bind(gt.ir.all_ops["call"], x, y, fn=inner(x.dtype)) * x,
                   args(normal(3), normal(3)), ops=("call",),
                   numpy_fn=lambda x, y: (np.sin(x) * y + np.exp(y)) * x)
 
