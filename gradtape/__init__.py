@@ -18,7 +18,8 @@ from . import ir  # noqa: F401
 from . import runtime  # noqa: F401
 from . import testing  # noqa: F401
 from .api import constant, stop_gradient  # noqa: F401
-from .aot import AotFunction, ShapeDtype, cache_info, clear_cache, compile, export_c, load  # noqa: F401,A004
+from .aot import AotFunction, ShapeDtype, cache_info, compile, export_c, load  # noqa: F401,A004
+from .caches import clear_cache  # noqa: F401  (memory and disk; gradtape.aot's empties the disk only)
 from .custom_derivatives import CustomRuleError, custom_jvp, custom_vjp  # noqa: F401
 from .functions import *  # noqa: F401,F403  (exactly functions.__all__)
 from .functions import __all__ as _function_names

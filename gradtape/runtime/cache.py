@@ -14,6 +14,16 @@ A build that fails (CompileError with config.compile_errors == "raise")
 hands its exception to every waiter and leaves no entry, so the next call
 tries again.
 
+The cache is bounded (config.memory_cache_entries and
+config.memory_cache_bytes, GRADTAPE_MEMORY_CACHE_ENTRIES/_BYTES): each
+lookup makes its key the most recently used, and once a finished build
+would put the cache over a bound, the least recently used finished entries
+are dropped (`evictions`). A dropped CompiledFunction's machine code (its
+MCJIT engine) and arena are freed when the last holder lets go of it: a
+caller still holding one keeps a working function, and a later lookup of
+that key builds it again (from the disk cache when it is there). Builds in
+flight are never evicted.
+
 A build first looks in the disk cache (disk_cache.py, keyed by
 cache_key.disk_key): an entry there is loaded (a `disk_load`: no lowering,
 no LLVM passes) instead of compiled, and a compiled Function's object code
@@ -24,6 +34,7 @@ hand-made one in its place).
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import os
 import threading
@@ -38,10 +49,12 @@ from .compiled import CompiledFunction
 from .errors import CompileError
 
 _lock = threading.Lock()
-_entries: dict = {}
+_entries: collections.OrderedDict = collections.OrderedDict()  # key -> Future, least recently used first
+_footprints: dict = {}  # key -> CompiledFunction.footprint, for the finished entries
+_held_bytes = 0  # sum of _footprints
 _in_flight: set = set()  # Futures of builds not finished (also those clear_cache forgot)
 _generation = 0  # bumped by clear_cache, so builds started before it do not count after it
-_COUNTERS = ("hits", "misses", "compiles", "disk_loads", "native", "fallbacks", "errors")
+_COUNTERS = ("hits", "misses", "compiles", "disk_loads", "native", "fallbacks", "errors", "evictions")
 _stats: dict = dict.fromkeys(_COUNTERS, 0)
 _stats["compile_seconds"] = 0.0
 _executor = None
@@ -56,6 +69,7 @@ def _lookup(fn):
         fut = _entries.get(key)
         if fut is not None:
             _stats["hits"] += 1
+            _entries.move_to_end(key)
             return fut, None, key
         _stats["misses"] += 1
         fut = _entries[key] = concurrent.futures.Future()
@@ -134,7 +148,8 @@ def _run(fn, fut, generation, key):
             if generation == _generation:
                 _stats["compiles"] += 1
                 _stats["errors"] += 1
-                _entries.pop(key, None)
+                if _entries.get(key) is fut:
+                    del _entries[key]
         fut.set_exception(e)
     else:
         with _lock:
@@ -142,9 +157,42 @@ def _run(fn, fut, generation, key):
                 _stats["disk_loads" if cf.loaded_from_disk else "compiles"] += 1
                 _stats["native" if cf.native else "fallbacks"] += 1
                 _stats["compile_seconds"] += cf.compile_seconds
+                if _entries.get(key) is fut:
+                    _hold(key, cf.footprint)
         fut.set_result(cf)
     with _lock:  # only once it is done: wait_for_compiles then sees a finished Future
         _in_flight.discard(fut)
+
+
+def _hold(key, footprint: int):
+    """Count a finished entry's bytes, then evict down to the bounds (call under _lock)."""
+    global _held_bytes
+    _footprints[key] = footprint
+    _held_bytes += footprint
+    _evict_over_bounds()
+
+
+def _evict_over_bounds():
+    """Drop least recently used finished entries until the cache is within its bounds (under _lock).
+
+    Only finished entries count and go: a build in flight has waiters and no size yet.
+    """
+    global _held_bytes
+    max_entries, max_bytes = int(config.memory_cache_entries), int(config.memory_cache_bytes)
+    over = _over(max_entries, max_bytes)
+    if not over:
+        return
+    for key in [k for k in _entries if k in _footprints]:  # least recently used first
+        if not over:
+            break
+        del _entries[key]
+        _held_bytes -= _footprints.pop(key)
+        _stats["evictions"] += 1
+        over = _over(max_entries, max_bytes)
+
+
+def _over(max_entries: int, max_bytes: int) -> bool:
+    return (0 < max_entries < len(_footprints)) or (0 < max_bytes < _held_bytes and len(_footprints) > 1)
 
 
 def compile_function(fn) -> CompiledFunction:
@@ -187,6 +235,8 @@ def compile_function_if_cached(fn) -> CompiledFunction | None:
     key = cache_key(fn)
     with _lock:
         fut = _entries.get(key)
+        if fut is not None:
+            _entries.move_to_end(key)
     if fut is not None:
         return fut.result() if fut.done() and fut.exception() is None else None
     name = _disk_name(fn, key)
@@ -257,7 +307,7 @@ def _after_fork_in_child():
     _lock = threading.Lock()
     _executor = None
     for key in [k for k, f in _entries.items() if not f.done()]:
-        del _entries[key]
+        del _entries[key]  # never finished: not in _footprints
     _in_flight.clear()
     target.llvm_lock = threading.RLock()
 
@@ -275,22 +325,39 @@ def cache_info() -> dict:
         finished by code generation and LLVM), `disk_loads` (builds
         finished by loading object code from the disk cache), `native` and
         `fallbacks` (how builds ended), `errors` (builds that raised),
-        `compile_seconds` (the builds' total wall time), `entries` (keys
-        held) and `in_flight` (builds not finished). The disk cache's own
+        `compile_seconds` (the builds' total wall time), `evictions`
+        (finished entries dropped to stay within the bounds), `entries`
+        (keys held, builds in flight included), `bytes` (the footprints of
+        the finished ones), `max_entries` and `max_bytes` (the bounds, from
+        config) and `in_flight` (builds not finished). The disk cache's own
         counters are gradtape.cache_info()'s.
+
+    Example:
+        >>> runtime.cache_info()["entries"] <= runtime.config.memory_cache_entries
+        True
     """
     with _lock:
         info = dict(_stats)
         info["entries"] = len(_entries)
+        info["bytes"] = _held_bytes
+        info["max_entries"] = int(config.memory_cache_entries)
+        info["max_bytes"] = int(config.memory_cache_bytes)
         info["in_flight"] = sum(not f.done() for f in _entries.values())
         return info
 
 
 def clear_cache():
-    """Forget every entry and zero the counters (builds in flight finish, uncounted)."""
-    global _generation
+    """Forget every entry and zero the counters (builds in flight finish, uncounted).
+
+    The machine code of the forgotten functions is freed as soon as nothing
+    else holds them; gradtape.clear_cache() also empties the holders
+    (staged functions, the tape's backward plans) and the disk cache.
+    """
+    global _generation, _held_bytes
     with _lock:
         _entries.clear()
+        _footprints.clear()
+        _held_bytes = 0
         _generation += 1
         for k in _COUNTERS:
             _stats[k] = 0

@@ -50,6 +50,10 @@ class CompiledFunction:
         compile_seconds: wall time spent building it; compile_stages splits it.
         loaded_from_disk: True when the machine code came from the disk cache.
         arena_bytes: scratch memory a call uses.
+        footprint: bytes this function holds while it lives: its machine
+            code (the object file's size) and its own arena (a kernel that
+            releases the GIL uses its thread's arena instead); 0 for the
+            interpreter. What config.memory_cache_bytes bounds.
         entry: the raw entry point for hot loops: `cf.entry(*inputs)` returns
             the list of outputs, or NotImplemented when an argument is not
             exactly of the specialization's type and C-contiguous (then call
@@ -82,6 +86,7 @@ class CompiledFunction:
         self.compile_stages = dict(native.timings) if native is not None else {}
         self.arena_bytes = native.arena_bytes if native is not None else 0
         self._native = native  # keeps the machine code alive
+        self.footprint = _footprint(native)
         if native is not None and native.new_entry is not None:
             self.call_path = "fastcall"
             self._new, self._into = _fast_entries(native)
@@ -184,6 +189,13 @@ class CompiledFunction:
             f"internal error: the {self.call_path} entry of {self.signature()} rejected converted "
             f"arguments {[_describe(a) for a in args]}; please report this"
         )
+
+
+def _footprint(native) -> int:
+    if native is None:
+        return 0
+    own_arena = 0 if native.release_gil else native.arena_bytes
+    return len(getattr(native.code, "object_bytes", b"")) + own_arena
 
 
 def _describe(a) -> str:

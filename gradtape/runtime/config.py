@@ -47,6 +47,16 @@ Each is a plain module attribute, so tests and programs may also assign it:
   ~/.cache/gradtape; "" (set but empty) turns the disk cache off.
 - `cache_max_bytes` (GRADTAPE_CACHE_MAX_BYTES, default 512 MiB): the disk
   cache's size bound; the least recently used entries go first.
+- `memory_cache_entries` (GRADTAPE_MEMORY_CACHE_ENTRIES, default 256): at
+  most this many compiled functions stay in the runtime's in-memory cache
+  (the least recently used go first; their machine code is freed once
+  nothing else holds them), and each staged function keeps the traces and
+  programs of at most this many signatures. A signature met again after
+  its eviction is traced and compiled (or loaded from disk) again. 0 or
+  less means no bound.
+- `memory_cache_bytes` (GRADTAPE_MEMORY_CACHE_BYTES, default 256 MiB): the
+  same cache's bound on the machine code and private scratch arenas of
+  the functions it holds (cache.py's footprint); 0 or less means no bound.
 """
 import os
 
@@ -68,3 +78,5 @@ dump = frozenset(s.strip() for s in os.environ.get("GRADTAPE_DUMP", "").split(",
 disk_cache = _flag("GRADTAPE_DISK_CACHE", True)
 cache_dir = os.environ.get("GRADTAPE_CACHE_DIR")
 cache_max_bytes = int(os.environ.get("GRADTAPE_CACHE_MAX_BYTES", str(512 * 1024 * 1024)))
+memory_cache_entries = int(os.environ.get("GRADTAPE_MEMORY_CACHE_ENTRIES", "256"))
+memory_cache_bytes = int(os.environ.get("GRADTAPE_MEMORY_CACHE_BYTES", str(256 * 1024 * 1024)))

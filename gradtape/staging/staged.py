@@ -21,6 +21,13 @@ starts the compile on the runtime's worker thread; the interpreter serves
 calls until the code is ready, and the first call after that switches to it
 for good (Program.runner).
 
+Memory: each function keeps the traces and programs of at most
+runtime.config.memory_cache_entries signatures (GRADTAPE_MEMORY_CACHE_ENTRIES);
+past that the oldest signature is forgotten (first in, first out: a hit
+costs nothing extra, and a hot signature forgotten that way costs one
+retrace per that many new signatures, each of which compiles anyway).
+`clear_all_caches()` empties every live staged function (gradtape.clear_cache).
+
 Thread safety: a signature is traced once (under the traces' lock) and
 compiled once (under its Program's lock), however many threads meet it at
 once; the counters are atomic, and the caches are dicts written whole.
@@ -31,10 +38,12 @@ import collections
 import functools
 import itertools
 import threading
+import weakref
 
 import numpy as np
 
 from .. import codegen
+from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
 from ..tracer.signature import F64, STATIC, as_array
 from ..tracer.trace import trace_call
@@ -45,6 +54,20 @@ CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "co
 
 _ndarray = np.ndarray
 _MISS = object()
+_live = weakref.WeakSet()  # every StagedFunction, for clear_all_caches
+
+
+def clear_all_caches():
+    """Forget the traces and programs of every live staged function (their counters are kept)."""
+    for staged in list(_live):
+        staged.clear_cache()
+
+
+def _trim(table: dict):
+    """Drop the oldest entries of `table` past runtime.config.memory_cache_entries (call under the traces' lock)."""
+    bound = int(runtime_config.memory_cache_entries)
+    while 0 < bound < len(table):
+        del table[next(iter(table))]
 
 
 def _count_of(counter) -> int:
@@ -120,6 +143,7 @@ class StagedFunction:
         self._misses = 0  # changed under the traces' lock only
         self._grad = self._value_and_grad = None
         functools.update_wrapper(self, fun, updated=())
+        _live.add(self)
 
     # --- the call -------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -209,10 +233,12 @@ class StagedFunction:
             return  # containers: neither
         if any(type(x) is not _ndarray and type(x) is not float for x in sig.leaves):
             return
-        if self._fast_version != codegen.CODEGEN_VERSION:
-            self._fast.clear()
-            self._fast_version = codegen.CODEGEN_VERSION
-        self._fast[sig.parts] = (program.compiled, program.assemble)
+        with self._traces.lock:
+            if self._fast_version != codegen.CODEGEN_VERSION:
+                self._fast.clear()
+                self._fast_version = codegen.CODEGEN_VERSION
+            self._fast[sig.parts] = (program.compiled, program.assemble)
+            _trim(self._fast)
 
     def _program(self, sig, args):
         key = (self._key_prefix, codegen.CODEGEN_VERSION) + sig.parts
@@ -235,9 +261,11 @@ class StagedFunction:
                 traces.count += 1
                 if not traced.captured:
                     traces.table[sig.parts] = traced
+                    _trim(traces.table)
             program = self._transform.build(traced, sig, args, self._fname)
             if not program.captured:
                 self._programs[key] = program
+                _trim(self._programs)
             return program
 
     def compiled_for(self, *args):
@@ -258,7 +286,8 @@ class StagedFunction:
           (floats as 0-d float64 arrays, static arguments left out), and the
           function from its list of outputs to this function's result. None
           when a call with `args` would not take the fast path: other kinds
-          of arguments, or a signature no call has compiled and run yet.
+          of arguments, or a signature no call has compiled and run yet (or
+          one forgotten since, past runtime.config.memory_cache_entries).
 
         Example::
 
