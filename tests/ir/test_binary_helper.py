@@ -81,3 +81,15 @@ def test_unit_partials_emit_no_multiplication():
         fn = _function(all_ops[name], (3,), (3,))
         joint, _ = ir.vjp(fn, [0, 1])
         assert [e.op.name for e in joint.eqns] == [name] + ops_in_grad
+
+
+def test_partials_given_as_functions_are_applied_not_formed():
+    """div's partial 1 / y is applied as ct / y: for a subnormal y, 1 / y overflows to inf
+    while ct / y is finite for a small ct."""
+    fn = _function(all_ops["div"], (2,), (2,))
+    joint, _ = ir.vjp(fn, [0, 1])
+    x, y, ct = np.array([1e-320, 2.0]), np.array([1e-310, 4.0]), np.array([1e-10, 1.0])
+    _, gx, gy = ir.eval_function(joint, [x, y, ct])
+    np.testing.assert_allclose(gx, ct / y, rtol=1e-15)
+    np.testing.assert_allclose(gy, -(ct * (x / y)) / y, rtol=1e-15)
+    assert np.isfinite(gx).all() and np.isfinite(gy).all()

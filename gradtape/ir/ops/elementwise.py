@@ -164,8 +164,10 @@ def binary(name, impl, partials=None, *, float_only=False, **facts):
       name, impl: the op's name and NumPy reference.
       partials: `partials(x, y, out) -> (d out / d x, d out / d y)`, each a Sym
         (broadcasting against out), a Python number (1 and -1 cost no
-        multiplication) or None (exactly zero); None for an op whose rules
-        are written by hand.
+        multiplication), None (exactly zero), or a function `g -> g * d`
+        where applying the partial rounds better than forming it (`g / y`
+        rather than `g * (1 / y)`, which overflows for a subnormal y); None
+        for an op whose rules are written by hand.
       float_only: the operands must be floating point.
       **facts: the op's other facts (commutative, identities, cheap; see op.py).
 
@@ -194,9 +196,11 @@ def binary(name, impl, partials=None, *, float_only=False, **facts):
 
 
 def _times(g, d):
-    """g times a partial derivative (a Sym, a Python number, or None for zero)."""
+    """g times a partial derivative (a Sym, a Python number, None for zero, or g -> g * d)."""
     if d is None:
         return None
+    if callable(d):
+        return d(g)
     if isinstance(d, (int, float)) and d in (1, -1):
         return g if d == 1 else neg(g)
     return g * d
@@ -226,7 +230,7 @@ add_p = binary("add", np.add, lambda x, y, out: (1, 1),
 sub_p = binary("sub", np.subtract, lambda x, y, out: (1, -1), right_identity=0, cheap=True)
 mul_p = binary("mul", np.multiply, lambda x, y, out: (y, x),
                commutative=True, left_identity=1, right_identity=1, cheap=True)
-div_p = binary("div", np.true_divide, lambda x, y, out: (1.0 / y, neg(out / y)),
+div_p = binary("div", np.true_divide, lambda x, y, out: (lambda g: g / y, lambda g: neg(g * out / y)),
                float_only=True, right_identity=1)
 
 
@@ -239,7 +243,7 @@ def _pow_partials(x, y, out):
     yv = y.literal_value()
     # x ** c: keep the exponent a literal, so c - 1 folds
     dx = y * pow(x, yv - 1) if yv is not None else y * pow(x, y - 1.0)
-    return dx, out * _safe_log(x)
+    return dx, lambda g: g * out * _safe_log(x)
 
 
 pow_p = binary("pow", np.power, _pow_partials, float_only=True, right_identity=1)
