@@ -50,7 +50,7 @@ from . import functions as gtf
 from .optimizers import checks
 from .optimizers.base import Optimizer
 from .optimizers.structure import outline_key
-from .staging import differentiable, grad, value_and_grad
+from .staging import CacheInfo, differentiable, grad, value_and_grad
 from .tracer import tree
 from .tracer.tensor import Tensor
 from .tracer.variable import Variable
@@ -221,8 +221,6 @@ class TrainStep:
           CacheInfo(hits, misses, traces, compiles); `hits + misses` is the
           number of calls of compiled steps, `compiles` how many were built.
         """
-        from .staging import CacheInfo
-
         infos = [plan.staged.cache_info() for plan in self._plans.values()]
         total = [sum(column) for column in zip(*infos)] if infos else [0, 0, 0, 0]
         total[0] += self.calls - self._general_calls  # steps that went straight to the native entry: hits

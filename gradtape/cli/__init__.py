@@ -17,26 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..aot import AotError
+from . import aot_command, inspect_command
 from .targets import UsageError
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import aot_command, inspect_command
-
     parser = argparse.ArgumentParser(prog="python -m gradtape", description="gradtape's command line")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{aot,inspect}")
     aot_command.add_parser(commands)
     inspect_command.add_parser(commands)
     return parser
-
-
-def add_target_arguments(p: argparse.ArgumentParser):
-    """The arguments both commands take: the function and its argument shapes."""
-    p.add_argument("target", help="module:function (importable from here) or path/to/file.py:function")
-    p.add_argument("--shape", action="append", default=[], metavar="[NAME=]D0,D1,...[:DTYPE]",
-                   help="one per argument, in order: its shape (and dtype), e.g. x=3,4 or x=3,4:float32; "
-                        "x= is a scalar")
-    p.add_argument("--dtype", default="float64", help="dtype of arguments whose --shape names none (float64)")
 
 
 def main(argv=None) -> int:
@@ -47,8 +38,6 @@ def main(argv=None) -> int:
     (argparse's own errors exit with 2 the same way); 1 when compiling or
     exporting fails (gradtape.aot.AotError).
     """
-    from ..aot import AotError
-
     args = _parser().parse_args(argv)
     try:
         return args.run(args)

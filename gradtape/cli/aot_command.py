@@ -4,12 +4,10 @@ from __future__ import annotations
 import os
 
 from .. import aot, grad, value_and_grad
-from .targets import UsageError, check_arity, describe_args, load_function, parse_shape, traced_for_shapes
+from .targets import UsageError, add_target_arguments, check_arity, describe_args, load_function, parse_shape, traced_for_shapes
 
 
 def add_parser(commands):
-    from . import add_target_arguments
-
     p = commands.add_parser(
         "aot", help="compile a function for fixed shapes into a C shared library and header",
         description="Compile module:function for the given shapes and write a shared library and a C header "

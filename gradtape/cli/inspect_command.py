@@ -5,15 +5,16 @@ import os
 import sys
 
 from .. import codegen
+from .graph import drawable, layout
+from .png import write_png
 from .stages import run_stages
-from .targets import UsageError, check_arity, describe_args, load_function, parse_shape, traced_for_shapes
+from .svg import to_svg
+from .targets import UsageError, add_target_arguments, check_arity, describe_args, load_function, parse_shape, traced_for_shapes
 
 _RUNTIME_STAGES = ("lower", "ir_text", "parse", "optimize", "emit_object", "load", "entry")
 
 
 def add_parser(commands):
-    from . import add_target_arguments
-
     p = commands.add_parser(
         "inspect", help="print the traced, adjoint and optimized IR with the time of each stage",
         description="Trace module:function for the given shapes and print its IR at every stage of "
@@ -85,18 +86,12 @@ def _times(run_) -> str:
 
 
 def _draw(run_, path: str):
-    from .graph import drawable, layout
-
     panels = [layout(drawable(run_.traced), "traced", "traced")]
     if run_.adjoint is not None:
         panels.append(layout(drawable(run_.adjoint), "adjoint", "adjoint"))
     panels.append(layout(drawable(run_.optimized), "optimized", "optimized (compiled)"))
     if path.lower().endswith(".png"):
-        from .png import write_png
-
         write_png(panels, path)
     else:
-        from .svg import to_svg
-
         with open(path, "w") as f:
             f.write(to_svg(panels))

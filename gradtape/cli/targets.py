@@ -1,6 +1,7 @@
 """What the command line names: `module:function` and `--shape [name=]3,4[:dtype]`."""
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.util
 import inspect
@@ -10,6 +11,7 @@ import sys
 import numpy as np
 
 from ..aot import ShapeDtype
+from ..ir import TensorType
 
 
 class UsageError(Exception):
@@ -109,6 +111,13 @@ def describe_args(names, specs) -> str:
 
 
 def _type_text(spec: ShapeDtype) -> str:
-    from ..ir import TensorType
-
     return str(TensorType(spec.shape, np.dtype(spec.dtype)))
+
+
+def add_target_arguments(p: argparse.ArgumentParser):
+    """The arguments both commands take: the function and its argument shapes."""
+    p.add_argument("target", help="module:function (importable from here) or path/to/file.py:function")
+    p.add_argument("--shape", action="append", default=[], metavar="[NAME=]D0,D1,...[:DTYPE]",
+                   help="one per argument, in order: its shape (and dtype), e.g. x=3,4 or x=3,4:float32; "
+                        "x= is a scalar")
+    p.add_argument("--dtype", default="float64", help="dtype of arguments whose --shape names none (float64)")

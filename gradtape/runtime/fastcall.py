@@ -43,7 +43,8 @@ import threading
 import numpy as np
 from llvmlite import ir
 
-from . import numpy_abi
+from . import cache_key, config, disk_cache, jit, numpy_abi
+from .errors import CompileError
 
 _i1 = ir.IntType(1)
 _i8 = ir.IntType(8)
@@ -377,10 +378,8 @@ def _wrapper_addresses() -> dict:
     if not _compiled:
         with _compile_lock:
             if not _compiled:
-                from . import jit  # jit imports nothing from here; imported late to keep this file standalone
-
                 timings: dict = {}
-                code = _load_cached(jit, timings)
+                code = _load_cached(timings)
                 if code is None:
                     text = str(build_wrappers())
                     obj = jit.compile_object(text, wrapper_externals(), (), timings, "call wrappers", level=2,
@@ -395,8 +394,6 @@ def _wrapper_addresses() -> dict:
 def _disk_name() -> str | None:
     """The wrappers' disk cache key: a hash of this file's source and NumPy's layout offsets
     (what the generated IR is made of; cheaper than building the IR to hash it, 8 ms)."""
-    from . import cache_key, config, disk_cache
-
     if config.dump or not disk_cache.enabled():
         return None
     try:
@@ -411,10 +408,7 @@ def _disk_name() -> str | None:
     return cache_key.digest("wrappers", source, repr(layout), repr((_INPUT_FLAGS, _OUTPUT_FLAGS, _C_API)))
 
 
-def _load_cached(jit, timings):
-    from . import disk_cache
-    from .errors import CompileError
-
+def _load_cached(timings):
     name = _disk_name()
     entry = disk_cache.read(name, "wrappers") if name else None
     if entry is None:
@@ -427,8 +421,6 @@ def _load_cached(jit, timings):
 
 
 def _store_cached(obj: bytes):
-    from . import disk_cache
-
     name = _disk_name()
     if name:
         disk_cache.write(name, {"kind": "wrappers"}, obj)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 
+import llvmlite
 import llvmlite.binding as llvm
 
 from ..codegen import cpu as target_cpu
@@ -107,8 +108,6 @@ def identity() -> dict:
     """What machine code generated here is specialized to: CPU name and features, triple,
     LLVM and llvmlite versions (keys the disk cache; checked when an AOT file is loaded)."""
     _initialize()
-    import llvmlite
-
     return {
         "triple": _state["triple"],
         "cpu": _state["cpu"],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .api import _check_argnums, _check_callable
 from .jacobian_transforms import Hessian, Hvp, Jacobian
+from .sparse import sparse_hessian, sparse_jacobian
 from .staged import StagedFunction
 from .vmap_transform import Vmap
 
@@ -113,7 +114,6 @@ def jacobian(f, argnums=0, *, mode="auto", sparse=False):
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
     if sparse:
-        from .sparse import sparse_jacobian
 
         return sparse_jacobian(f, argnums)
     return _jacobian(f, argnums, mode, "jacobian")
@@ -143,7 +143,6 @@ def hessian(f, argnums=0, *, sparse=False):
     _check_callable(f, "hessian")
     _check_argnums(argnums, "hessian")
     if sparse:
-        from .sparse import sparse_hessian
 
         return sparse_hessian(f, argnums)
     return StagedFunction(f, Hessian(argnums))

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from .. import ir
+from ..ir.batching import vmap
 from ..ir.inline import inline
 
 
@@ -49,7 +50,6 @@ def gradient_function(fn: ir.Function, wrt, out_index: int = 0) -> ir.Function:
 
 def jacfwd_function(fn: ir.Function, wrt) -> ir.Function:
     """Every block of fn's Jacobian w.r.t. `wrt`, by forward mode over the standard basis."""
-    from ..ir.batching import vmap
 
     wrt = list(wrt)
     n_in, n_out = len(fn.invars), len(fn.outvars)
@@ -96,7 +96,6 @@ def _take_last(sym, start: int, size: int):
 
 def jacrev_function(fn: ir.Function, wrt) -> ir.Function:
     """Every block of fn's Jacobian w.r.t. `wrt`, by reverse mode over the standard basis."""
-    from ..ir.batching import vmap
 
     wrt = list(wrt)
     n_in, n_out = len(fn.invars), len(fn.outvars)
