@@ -778,7 +778,20 @@ static PyObject *setup(PyObject *module, PyObject *names)
 static PyObject *stack_local, *deferred_module, *eager_only, *py_computed, *dispatch_module, *c_record;
 static PyObject *impls, *py_asarray;  /* ir.op.impls, np.asarray */
 static PyObject *deferrable;  /* op -> not eager_only(op), asked once per op (ops live as long as the program) */
-static PyObject *s_tapes, *s_enabled, *s_tape, *s_watch, *s_record;
+static PyObject *s_tapes, *s_enabled, *s_tape, *s_watch, *s_record, *s_variable_reads;
+
+/* Whether a VariableReads is active in this thread (tape_stack.local.variable_reads is not
+ * empty: a custom_gradient function is running, which must see its Variable reads, so ops
+ * reading a Variable go to dispatch._computed). 1, 0, or -1 with an error. */
+static int variable_reads_active(void)
+{
+    PyObject *reads = PyObject_GetAttr(stack_local, s_variable_reads);
+    if (reads == NULL)
+        return -1;
+    int active = PyObject_IsTrue(reads);
+    Py_DECREF(reads);
+    return active;
+}
 
 /* Whether bind may defer `op` now: deferral is on and eager_only(op) is false. -1 on error. */
 static int deferrable_now(PyObject *op)
@@ -856,6 +869,13 @@ static PyObject *computed(PyObject *op, PyObject *args, PyObject *params, PyObje
             v = SLOT(a, off_value);
             if (v == NULL || SLOT(a, off_sym) != Py_None)  /* abstract (or unset): Python decides */
                 goto python;
+            if (cls == variable_type) {
+                int watched = variable_reads_active();
+                if (watched < 0)
+                    goto done;
+                if (watched)
+                    goto python;
+            }
         } else if (PyType_IsSubtype(cls, tensor_type)) {  /* pending, or a subclass */
             goto python;
         }
@@ -1026,8 +1046,9 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_tape = PyUnicode_InternFromString("_tape");
     s_watch = PyUnicode_InternFromString("_watch_accessed_variables");
     s_record = PyUnicode_InternFromString("_record");
-    if (!s_constants || !s_input_types || !s_structure_entry || !s_shape ||
-        !s_dtype || !s_tapes || !s_enabled || !s_tape || !s_watch || !s_record || !s_kind)
+    s_variable_reads = PyUnicode_InternFromString("variable_reads");
+    if (!s_constants || !s_input_types || !s_structure_entry || !s_shape || !s_dtype || !s_tapes ||
+        !s_enabled || !s_tape || !s_watch || !s_record || !s_kind || !s_variable_reads)
         return NULL;
     return PyModule_Create(&module_def);
 }

@@ -37,23 +37,32 @@ import numpy as np
 from .. import ir
 from ..ir.ops.custom import custom_vjp_call
 from . import tape_stack, tree
-from .custom_gradient_op import RecordedCall, checked_gradients, custom_gradient_p, upstream_arguments
+from .custom_gradient_op import (RecordedCall, check_takes_variables, checked_gradients, custom_gradient_p,
+                                 grad_fn_gradients)
 from .custom_trace import CustomRuleError, build, free_vars, leaf_atom, paused_tapes, trace_piece
 from .errors import TracerError
 from .tensor import Tensor
 from .trace_context import current_builder, in_trace
+from .variable import Variable
+from .variable_reads import VariableReads
+from .variable_reads import active as active_variable_reads
 
 
 class _Forward:
     """f traced on abstract inputs: its piece, outputs, grad_fn, and the traced
     values of enclosing functions it reads (`captured`)."""
 
-    __slots__ = ("name", "piece", "y", "grad_fn", "out_atoms", "captured", "fn", "_vjp", "_memo")
+    __slots__ = ("name", "piece", "y", "grad_fn", "variables", "variable_syms", "out_atoms", "captured", "fn",
+                 "_vjp", "_memo")
 
-    def __init__(self, f, in_types, name):
+    def __init__(self, f, in_types, name, arguments=()):
         self.name = name
-        self.piece = trace_piece(f, in_types, f"custom_gradient function '{name}'")
+        reads = VariableReads(as_inputs=True, exclude=arguments)  # the trainable Variables f reads
+        self.piece = trace_piece(f, in_types, f"custom_gradient function '{name}'", reads)
+        self.variables = tuple(reads.variables)  # piece.invars end with theirs
+        self.variable_syms = reads.syms()
         self.y, self.grad_fn = _split_result(self.piece.out, name)
+        check_takes_variables(self.grad_fn, self.variables, name)
         flat = tree.flatten(self.y)
         self.out_atoms = [leaf_atom(o, f"custom_gradient function '{name}'", f"output {k}")
                           for k, o in enumerate(flat)]
@@ -84,8 +93,11 @@ class _Forward:
 
     def _trace_grad_fn(self):
         label = f"custom_gradient function '{self.name}'"
-        types = self.out_types
-        piece = trace_piece(lambda *cts: self.grad_fn(*upstream_arguments(cts, types)), types, f"the grad_fn of {label}")
+        types, in_types = self.out_types, [v.type for v in self.piece.invars]
+        # grad_fn reading a Variable f read reads f's input for it (a residual)
+        piece = trace_piece(lambda *cts: grad_fn_gradients(self.grad_fn, cts, types, in_types, self.variables,
+                                                           self.name),
+                            types, f"the grad_fn of {label}", VariableReads(known=self.variable_syms))
         wrt, atoms = checked_gradients(piece.out, [v.type for v in self.piece.invars], self.name)
         residuals = free_vars(piece, atoms)
         bwd = build(piece, atoms, residuals + piece.invars)
@@ -109,7 +121,14 @@ def custom_gradient(f):
 
     `grad_fn(*upstream)` receives one cotangent per output of f (with the
     output's shape) and returns one gradient per input of f (or None), each
-    with its input's shape and dtype. grad_fn is written with gradtape
+    with its input's shape and dtype.
+
+    If f reads trainable Variables (other than its arguments) with gradtape
+    ops, as TensorFlow's form: `grad_fn(*upstream, variables=...)` receives
+    them (in the order f first read them) and returns `(input_grads,
+    variable_grads)`, one gradient per variable; tapes give the variables
+    those gradients. A grad_fn that cannot take `variables` is a TypeError
+    when f is called. grad_fn is written with gradtape
     functions, so it can itself be differentiated: by an outer tape (nested
     tapes give second derivatives, through the values grad_fn closes over
     too) or by grad/jvp/hessian when the function is staged. Inside staged
@@ -122,7 +141,8 @@ def custom_gradient(f):
     values grad_fn closes over are constants for outer tapes.
 
     Raises:
-      TypeError: f does not return `(Tensor or structure of Tensors, grad_fn)`.
+      TypeError: f does not return `(Tensor or structure of Tensors, grad_fn)`,
+        or it reads Variables and grad_fn has no `variables` keyword.
       CustomRuleError (a ValueError): grad_fn returns the wrong number of
         gradients, or one of the wrong shape or dtype (raised when the
         gradient is computed, or when a staged function is traced).
@@ -144,11 +164,12 @@ def custom_gradient(f):
         abstract = any(x.is_abstract for x in xs)
         # A trace in progress: f might read its values (then they are captured).
         if not abstract and not tape_stack.active() and not in_trace():
-            with paused_tapes():
-                y, _ = _split_result(f(*xs), name)
+            with paused_tapes(), VariableReads(exclude=xs) as reads:
+                y, grad_fn = _split_result(f(*xs), name)
+            check_takes_variables(grad_fn, reads.variables, name)
             return y
         try:
-            forward = _Forward(f, [ir.TensorType(x.shape, x.dtype) for x in xs], name)
+            forward = _Forward(f, [ir.TensorType(x.shape, x.dtype) for x in xs], name, arguments=xs)
         except TracerError:
             if abstract:
                 raise
@@ -179,6 +200,7 @@ def _emit(forward: _Forward, xs):
     fwd, bwd, wrt, captured = forward.vjp_parts()
     builder = _enclosing_builder(xs, captured, forward.name)
     operands = [x._sym.atom if x.is_abstract else ir.Literal(np.array(x._value)) for x in xs]
+    operands += [_variable_operand(v) for v in forward.variables]
     syms = [ir.Sym(a, builder) for a in operands]
     # What f reads from enclosing traces is a constant for its custom gradient.
     syms += [ir.ops.stop_gradient(ir.Sym(v, builder)) for v in captured]
@@ -187,6 +209,14 @@ def _emit(forward: _Forward, xs):
         params = forward.vjp_params(k)
         outs.append(Tensor(sym=custom_vjp_call(syms, **params)))
     return tree.unflatten(forward.y, outs)
+
+
+def _variable_operand(v: Variable):
+    """The operand of the custom_vjp equation for a Variable f reads: in staged code a
+    constant (its value now), unless an enclosing custom_gradient function reads it too."""
+    reads = active_variable_reads()
+    sym = reads.read(v) if reads is not None else None
+    return sym.atom if sym is not None else ir.Literal(np.array(v._value))
 
 
 def _enclosing_builder(xs, captured, name):
@@ -202,24 +232,29 @@ def _enclosing_builder(xs, captured, name):
 
 def _record_traced(forward: _Forward, xs):
     """Eager values from f's trace; each output recorded with that trace on every tape."""
-    values = ir.eval_function(forward.fn, [x._value for x in xs])
+    operands = [*xs, *forward.variables]  # the tapes read the Variables f read, and watch them
+    values = ir.eval_function(forward.fn, [x._value for x in operands])
     outs = [Tensor(v) for v in values]
-    in_types = [ir.TensorType(x.shape, x.dtype) for x in xs]
-    call = RecordedCall(None, forward.grad_fn, forward.out_types, in_types, forward, forward.name)
+    in_types = [ir.TensorType(x.shape, x.dtype) for x in operands]
+    call = RecordedCall(None, forward.grad_fn, forward.out_types, in_types, forward, forward.name,
+                        variables=forward.variables)
     for tape in list(tape_stack.active()):
         for k, o in enumerate(outs):
-            tape._record(custom_gradient_p, xs, {"call": call, "index": k}, o)
+            tape._record(custom_gradient_p, operands, {"call": call, "index": k}, o)
     return tree.unflatten(forward.y, outs)
 
 
 def _record_untraced(f, xs, name):
     """f ran eagerly (it could not be traced): grad_fn is the rule, as in TensorFlow."""
-    with paused_tapes():
+    with paused_tapes(), VariableReads(exclude=xs) as reads:
         y, grad_fn = _split_result(f(*xs), name)
+    check_takes_variables(grad_fn, reads.variables, name)
     outs = [Tensor(o._value) for o in tree.flatten(y)]  # new Tensors: an input returned as is keeps its place
-    in_types = [ir.TensorType(x.shape, x.dtype) for x in xs]
-    call = RecordedCall(f, grad_fn, [ir.TensorType(o.shape, o.dtype) for o in outs], in_types, name=name)
+    operands = [*xs, *reads.variables]
+    in_types = [ir.TensorType(x.shape, x.dtype) for x in operands]
+    call = RecordedCall(f, grad_fn, [ir.TensorType(o.shape, o.dtype) for o in outs], in_types, name=name,
+                        variables=reads.variables)
     for tape in list(tape_stack.active()):
         for k, o in enumerate(outs):
-            tape._record(custom_gradient_p, xs, {"call": call, "index": k}, o)
+            tape._record(custom_gradient_p, operands, {"call": call, "index": k}, o)
     return tree.unflatten(y, outs)

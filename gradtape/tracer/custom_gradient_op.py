@@ -15,6 +15,8 @@ call), so it is the one op code generation does not lower.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import ir
@@ -34,14 +36,15 @@ class RecordedCall:
     `forward` is f's trace (None when f could not be traced: then `f` and
     `grad_fn` are the Python callables, run eagerly)."""
 
-    __slots__ = ("f", "grad_fn", "out_types", "in_types", "forward", "_untraced", "__name__")
+    __slots__ = ("f", "grad_fn", "out_types", "in_types", "forward", "variables", "_untraced", "__name__")
 
-    def __init__(self, f, grad_fn, out_types, in_types, forward=None, name=None):
+    def __init__(self, f, grad_fn, out_types, in_types, forward=None, name=None, variables=()):
         self.f = f
         self.grad_fn = grad_fn
         self.out_types = out_types
-        self.in_types = in_types
+        self.in_types = in_types  # f's arguments', then those of `variables`
         self.forward = forward
+        self.variables = tuple(variables)  # the Variables f reads (operands after its arguments)
         self._untraced = None
         self.__name__ = name or getattr(f, "__name__", "custom_gradient")
 
@@ -68,8 +71,9 @@ shape_rules[custom_gradient_p] = lambda *xs, call, index: call.out_types[index]
 def _impl(*xs, call, index):
     if call.forward is not None:
         return ir.eval_function(call.forward.output(index), list(xs))[0]
+    arguments = xs[:len(xs) - len(call.variables)]  # f reads the variables itself
     with paused_tapes():
-        y, _ = call.f(*[Tensor(x) for x in xs])
+        y, _ = call.f(*[Tensor(x) for x in arguments])
     return tree.flatten(y)[index].numpy()
 
 
@@ -84,8 +88,9 @@ def _jvp(ts, out, *ins, call, index):
 def _untraced_rules(call):
     """(fwd, bwd, wrt) of a call whose f ran eagerly: grad_fn traced alone."""
     label = f"custom_gradient function '{call.__name__}'"
-    piece = trace_piece(lambda *cts: call.grad_fn(*upstream_arguments(cts, call.out_types)), call.out_types,
-                        f"the grad_fn of {label}")
+    piece = trace_piece(lambda *cts: grad_fn_gradients(call.grad_fn, cts, call.out_types, call.in_types,
+                                                       call.variables, call.__name__),
+                        call.out_types, f"the grad_fn of {label}")
     wrt, atoms = checked_gradients(piece.out, call.in_types, call.__name__)
     captured = free_vars(piece, atoms)
     if captured:
@@ -128,6 +133,64 @@ impls[custom_gradient_p] = _impl
 vjp_rules[custom_gradient_p] = _vjp
 jvp_rules[custom_gradient_p] = _jvp
 batching_rules[custom_gradient_p] = _batch
+
+
+def check_takes_variables(grad_fn, variables, name: str):
+    """Raise TypeError, as tf.custom_gradient does, when the function read Variables but
+    grad_fn cannot receive them (it has no `variables` keyword nor **kwargs)."""
+    if not variables:
+        return
+    try:
+        params = inspect.signature(grad_fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin: it will say so when called
+        return
+    if any(p.kind is p.VAR_KEYWORD or (p.name == "variables" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+           for p in params):
+        return
+    raise TypeError(
+        f"custom_gradient function '{name}' reads the Variables {_names(variables)}, so its grad_fn must accept "
+        "the keyword argument 'variables' and return (input_grads, variable_grads), one gradient per variable; "
+        f"define it as grad_fn(*upstream, variables=None)"
+    )
+
+
+def grad_fn_gradients(grad_fn, cts, out_types, in_types, variables, name: str) -> list:
+    """grad_fn called on the cotangents `cts`: one gradient per input of f, then (with
+    `variables`, TF's form `grad_fn(*upstream, variables=...) -> (input_grads, variable_grads)`)
+    one per variable, to be checked by `checked_gradients` against `in_types`.
+
+    Raises:
+      CustomRuleError: grad_fn's result is not of that form, or the counts are wrong.
+    """
+    upstream = upstream_arguments(cts, out_types)
+    if not variables:
+        return grad_fn(*upstream)
+    label = f"custom_gradient function '{name}'"
+    result = grad_fn(*upstream, variables=list(variables))
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise CustomRuleError(
+            f"{label}: grad_fn was given variables={_names(variables)} and must return (input_grads, "
+            f"variable_grads), got a {type(result).__name__}"
+        )
+    input_grads, variable_grads = result
+    input_grads = list(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
+    n_inputs = len(in_types) - len(variables)
+    if len(input_grads) != n_inputs:
+        raise CustomRuleError(
+            f"{label}: grad_fn returned {len(input_grads)} input gradients for {n_inputs} inputs; return one per "
+            "input (None for no gradient), then the variables' gradients"
+        )
+    if not isinstance(variable_grads, (list, tuple)) or len(variable_grads) != len(variables):
+        got = len(variable_grads) if isinstance(variable_grads, (list, tuple)) else type(variable_grads).__name__
+        raise CustomRuleError(
+            f"{label}: grad_fn must return one gradient per variable in variable_grads: {len(variables)} for "
+            f"{_names(variables)}, got {got}"
+        )
+    return input_grads + list(variable_grads)
+
+
+def _names(variables) -> str:
+    return "[" + ", ".join(repr(v.name) for v in variables) + "]"
 
 
 def upstream_arguments(cts, types) -> list:

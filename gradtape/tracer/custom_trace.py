@@ -15,6 +15,8 @@ constants, as TensorFlow does.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .. import ir
@@ -55,22 +57,27 @@ class Piece:
         self.out = out
 
 
-def trace_piece(call, in_types, what: str) -> Piece:
+def trace_piece(call, in_types, what: str, reads=None) -> Piece:
     """Run `call(*abstract_tensors)` with one fresh input per type, in a Builder of its own.
 
     Every op it runs goes to that Builder (even ops on values of older traces
-    only: it is the innermost trace, see trace_context.py), and no tape records. An exception gets a note naming `what`.
+    only: it is the innermost trace, see trace_context.py), and no tape records. An exception gets a
+    note naming `what`. With `reads` (a VariableReads, variable_reads.py), the Variables the call
+    reads are collected by it; when it makes them inputs (`as_inputs`), they are inputs of this
+    Builder, and the piece's `invars` end with theirs.
     """
     builder = ir.Builder()
     syms = [builder.input(t) for t in in_types]
-    with tracing(builder), paused_tapes():
+    if reads is not None and reads.as_inputs:
+        reads.builder = builder
+    with tracing(builder), paused_tapes(), reads if reads is not None else contextlib.nullcontext():
         try:
             out = call(*[Tensor(sym=s) for s in syms])
         except Exception as err:
             types = ", ".join(map(str, in_types))
             err.add_note(f"(while gradtape traced {what} for the input types ({types}))")
             raise
-    return Piece(builder, [s.atom for s in syms], out)
+    return Piece(builder, [s.atom for s in syms] + (reads.atoms if reads is not None else []), out)
 
 
 def leaf_atom(x, what: str, position: str):

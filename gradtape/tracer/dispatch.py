@@ -39,6 +39,9 @@ def bind(op, *args, **params) -> Tensor:
 def _computed(op, args, params) -> Tensor:
     """bind's other paths: trace the op (an abstract operand), or compute it with its NumPy
     reference and let every recording tape record it."""
+    reads = _stack.variable_reads
+    if reads:  # a custom_gradient function is running: it sees its Variable reads (variable_reads.py)
+        args = reads[-1].lifted(args)
     for a in args:
         if isinstance(a, Tensor) and a._sym is not None:
             return _bind_abstract(op, args, params)

@@ -10,6 +10,9 @@ import threading
 class _Local(threading.local):
     def __init__(self):
         self.tapes = []
+        # VariableReads collecting the Variables that ops read (variable_reads.py), innermost
+        # last; while it is not empty, an op reading a Variable goes through dispatch._computed.
+        self.variable_reads = []
 
 
 local = _Local()

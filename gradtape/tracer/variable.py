@@ -110,6 +110,11 @@ class Variable(Tensor):
         the returned tensor to the variable. Use `gradtape.stop_gradient` or
         `.numpy()` for a value that is not differentiated.
         """
+        reads = tape_stack.local.variable_reads
+        if reads:  # a custom_gradient function is running (variable_reads.py): it sees this read
+            sym = reads[-1].read(self)
+            if sym is not None:
+                return Tensor(sym=sym)
         result = Tensor(self._value)  # the array is never mutated, only replaced
         # A recorded identity, as bind would record it (not deferred: the value is at
         # hand). Not through bind: the recorder (recording.py), below bind, knows Variables.
