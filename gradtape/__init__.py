@@ -50,6 +50,12 @@ from .tracer import (  # noqa: F401
     custom_gradient,
     make_ir,
 )
+from .tracer import backward_plan as _backward_plan  # noqa: E402
+
+# The tape compiles its backward plans by the runtime's policy for serving a Function
+# while it compiles: injected here, since tracer/ imports neither runtime nor codegen.
+_backward_plan.serve = runtime.ServedFunction
+del _backward_plan
 
 # Optimization loops: optimizers and schedules, the compiled training step, SciPy interop
 # (gradtape.scipy imports SciPy only when minimize is called).

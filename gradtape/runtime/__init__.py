@@ -5,6 +5,7 @@
     cf(x, y, out=[buf])                # write into preallocated outputs
     fut = compile_function_async(fn)   # build in the background; interpreted(fn) meanwhile
     wait_for_compiles()                # block until no build is in flight
+    served = ServedFunction(fn)        # the interpreter until native code is ready (serving.py)
     disk_cache.cache_info()            # the compile cache on disk (gradtape.cache_info())
 
 compile_function is thread-safe: two threads meeting the same Function
@@ -16,7 +17,9 @@ and says so (`cf.native is False`, `cf.fallback_reason`). Settings
 Compiled object code is also kept on disk (disk_cache.py, on by default;
 GRADTAPE_CACHE_DIR), so a new process loads what another one compiled.
 
-Files, in the order a compile goes through them: cache_key.py (what keys
+Files, in the order a compile goes through them: serving.py (the policy
+staged functions and tape backward plans share: the interpreter serves
+calls while native code compiles in the background), cache_key.py (what keys
 the cache), cache.py (the cache, compile_function, background compiles),
 disk_cache.py and entry_file.py (the cache on disk and its file format),
 build.py (lower, JIT, bind the entry points), jit.py (parse, optimize,
@@ -39,4 +42,5 @@ from .cache import (  # noqa: F401
     wait_for_compiles,
 )
 from . import disk_cache  # noqa: F401
+from .serving import ServedFunction  # noqa: F401
 from .errors import ArgumentError, CompileError, RuntimeLayerError  # noqa: F401

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
+from ..ir.batching import vmap
 from ..ir.inline import substitute_inputs
 from . import backward_cache, tape_stack
 from .backward_plan import BackwardPlan, gather_gradients, seed_array
@@ -158,8 +159,6 @@ class BackwardParts:
     def _batch(self, batch: int, n_seeds: int):
         """Take a batch of seeds at once (a leading axis of length `batch` on each
         seed and each gradient): the vectorized backward a Jacobian runs once."""
-        from ..ir.batching import vmap
-
         n_leaves = len(self.leaves)
         in_axes = [None] * n_leaves + [0] * n_seeds + [None] * (len(self.fn.invars) - n_leaves - n_seeds)
         self.fn = vmap(self.fn, in_axes, batch, 0)

@@ -3,20 +3,21 @@ every recording with the same structure can run it.
 
 A `BackwardPlan` names the values to pass in by their positions in the
 recording's structure (`RecordedVar.index`), never by Var or tensor, so it
-keeps no forward value alive. It runs its function through
-`gradtape.runtime` once it has run `compile_after_runs` times: compiled in
-the background when the runtime can (`compile_function_async`; off with
-runtime.config.async_compile = False or GRADTAPE_ASYNC_COMPILE=0), the
-reference interpreter serving calls until the compiled function is ready.
+keeps no forward value alive. It runs its function through `serve`, the
+compile hook the package root installs (gradtape.runtime.serving's
+ServedFunction: the reference interpreter until native code compiled in the
+background is ready, compiling from the `compile_after_runs`-th run; off
+with runtime.config.async_compile = False or GRADTAPE_ASYNC_COMPILE=0). The
+tracer imports neither runtime nor codegen: with no hook installed, the
+interpreter runs every plan.
 """
 from __future__ import annotations
 
 import operator
-import threading
 
 import numpy as np
 
-from .. import ir, runtime
+from .. import ir
 from ..ir.inline_calls import inline_calls
 from ..ir.optimize import optimize
 from .dispatch import bind
@@ -26,10 +27,15 @@ from .tensor import Tensor
 # of a Jacobian is a run). A structure met only a few times (a test, an
 # interactive session, a small Jacobian) never pays for a compile, which takes
 # far longer than interpreting a few backward passes; a training loop
-# compiles at its fifth step.
+# compiles at its fifth step. Read when a plan is built.
 compile_after_runs = 5
 
-_lock = threading.Lock()
+# The compile hook: `serve(fn, compile_after=n, prepare=f)` gives a callable
+# that runs ir.Function `fn` on arrays (interpreted, then compiled `prepare(fn)`
+# from its n-th run on) and whose `compiled` attribute is the compiled function
+# once it is ready (None before): runtime.serving.ServedFunction, set by
+# gradtape/__init__.py. None: plans are interpreted.
+serve = None
 
 
 class BackwardPlan:
@@ -68,11 +74,11 @@ class BackwardPlan:
         self.connected = parts.connected
         # Output k is the gradient of source k (each connected, read once): no sums to make.
         self._outputs_in_order = self.plan == [[k] for k in range(len(self.plan))]
-        self.runs = 0
         self._compiled = None
         self._entry = None  # the compiled function's raw entry point (see CompiledFunction.entry)
-        self._future = None
-        self._started = not self.fn.outvars  # no connected source: nothing to compile
+        self._served = None  # with no hook, or nothing to compute (no connected source): interpreted
+        if serve is not None and self.fn.outvars:
+            self._served = serve(self.fn, compile_after=compile_after_runs, prepare=_prepared)
 
     def bind(self, rec) -> "BoundBackward":
         """This plan with the forward values of `rec` (a recording of its structure)."""
@@ -100,7 +106,6 @@ class BackwardPlan:
 
     def execute(self, args) -> list:
         """Outputs of the plan's Function on `args` (arrays), compiled when it is ready."""
-        self.runs += 1
         entry = self._entry
         if entry is not None:
             outs = entry(*args)  # NotImplemented unless every array is exactly as compiled for
@@ -108,43 +113,16 @@ class BackwardPlan:
                 return outs
         compiled = self._compiled
         if compiled is None:
-            compiled = self._poll()
-            if compiled is None:
+            served = self._served
+            if served is None:
                 return ir.eval_function(self.fn, args)
+            compiled = served.compiled
+            if compiled is None:
+                return served(*args)  # the interpreter while it compiles (or its first native run)
+            self._compiled = compiled
+            # A CompiledFunction's entry skips its Python frame; a stand-in without one is called.
+            self._entry = getattr(compiled, "entry", None)
         return compiled(*args)  # converts what the entry point declined, or says what is wrong
-
-    def _poll(self):
-        """The CompiledFunction if it is ready; starts compiling once the plan is warm."""
-        with _lock:
-            start = not self._started and self.runs >= compile_after_runs
-            self._started = self._started or start
-        if start:
-            # Feature-detected: the runtime gained background compiles later.
-            # It reads its own setting (config.async_compile) and, with it
-            # off, returns a future that is already done.
-            compile_async = getattr(runtime, "compile_function_async", None)
-            fn = _prepared(self.fn)
-            if compile_async is None:
-                return self._adopt(runtime.compile_function(fn))
-            self._future = compile_async(fn)
-        with _lock:
-            future = self._future
-            if future is None or not future.done():
-                return self._compiled
-            self._future = None  # this thread collects it
-        try:
-            compiled = future.result()
-        except Exception:
-            # Compile again in the foreground: the error then surfaces with its
-            # own traceback, or a transient failure is retried.
-            compiled = runtime.compile_function(_prepared(self.fn))
-        return self._adopt(compiled)
-
-    def _adopt(self, compiled):
-        self._compiled = compiled
-        # A CompiledFunction's entry skips its Python frame; a stand-in without one is called.
-        self._entry = getattr(compiled, "entry", None)
-        return compiled
 
 
 def _items_getter(positions):

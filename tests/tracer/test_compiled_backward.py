@@ -14,6 +14,7 @@ import pytest
 
 import gradtape as gt
 from gradtape import ir, runtime
+from gradtape.runtime import serving
 from gradtape.tracer import backward_cache, backward_plan
 from gradtape.tracer.dispatch import bind
 
@@ -94,15 +95,16 @@ def test_training_loop_runs_the_runtimes_compiled_backward(monkeypatch):
     """The real runtime (native or not, whatever it is today), waited for so
     that every step after the second runs the CompiledFunction."""
     compiled = []
-    real = getattr(runtime, "compile_function_async", None)
+    real = serving.compile_function_async
 
     def compile_and_wait(fn):
         future = concurrent.futures.Future()
-        future.set_result(real(fn).result() if real else runtime.compile_function(fn))
+        future.set_result(real(fn).result())
         compiled.append(future.result())
         return future
 
-    monkeypatch.setattr(runtime, "compile_function_async", compile_and_wait, raising=False)
+    monkeypatch.setattr(serving, "compile_function_async", compile_and_wait)
+    monkeypatch.setattr(runtime.config, "async_compile", True)
     monkeypatch.setattr(backward_plan, "compile_after_runs", 2)
     w = gt.Variable(np.linspace(-1, 1, 6).reshape(3, 2))
     x = np.arange(6.0).reshape(2, 3) / 6
@@ -516,7 +518,8 @@ class StubCompiled:
 
 @pytest.fixture
 def compiles(monkeypatch):
-    """Replace the runtime's compiles by StubCompiled; returns the list of (fn, future) asked for."""
+    """Replace the runtime's compiles (the ones the tape's compile hook, runtime.serving,
+    makes) by StubCompiled; returns the list of (fn, future) asked for."""
     asked = []
 
     def compile_later(fn):
@@ -524,10 +527,25 @@ def compiles(monkeypatch):
         asked.append((fn, future))
         return future
 
-    monkeypatch.setattr(runtime, "compile_function_async", compile_later, raising=False)
-    monkeypatch.setattr(runtime, "compile_function", StubCompiled)
+    monkeypatch.setattr(serving, "compile_function_async", compile_later)
+    monkeypatch.setattr(serving, "compile_function", StubCompiled)
+    monkeypatch.setattr(runtime.config, "async_compile", True)
     monkeypatch.setattr(backward_plan, "compile_after_runs", 2)
     return asked
+
+
+def test_the_package_root_gives_the_tape_the_runtimes_compile_policy():
+    assert backward_plan.serve is serving.ServedFunction
+
+
+def test_without_a_compile_hook_plans_are_interpreted(monkeypatch):
+    monkeypatch.setattr(backward_plan, "serve", None)
+    monkeypatch.setattr(backward_plan, "compile_after_runs", 1)
+    for _ in range(3):
+        (g,) = grads_of(lambda x: gt.exp(x) * x, [A])
+        np.testing.assert_allclose(g.numpy(), np.exp(A) * (1 + A))
+    (plan,) = backward_cache._plans.values()
+    assert plan._compiled is None and plan._served is None
 
 
 def test_interpreter_serves_until_the_background_compile_is_done(compiles):
@@ -564,7 +582,7 @@ def test_compile_after_runs_sets_when_a_plan_compiles(compiles, monkeypatch):
 
 def test_failed_background_compile_is_retried_in_the_foreground(compiles, monkeypatch):
     foreground = []
-    monkeypatch.setattr(runtime, "compile_function", lambda fn: foreground.append(StubCompiled(fn)) or foreground[-1])
+    monkeypatch.setattr(serving, "compile_function", lambda fn: foreground.append(StubCompiled(fn)) or foreground[-1])
     for _ in range(2):
         (g,) = grads_of(lambda x: x * x, [A])
         np.testing.assert_allclose(g.numpy(), 2 * A)
@@ -576,14 +594,15 @@ def test_failed_background_compile_is_retried_in_the_foreground(compiles, monkey
 
 
 def test_without_background_compiles_the_runtime_compiles_at_once(compiles, monkeypatch):
-    monkeypatch.delattr(runtime, "compile_function_async")
+    monkeypatch.setattr(runtime.config, "async_compile", False)
     built = []
-    monkeypatch.setattr(runtime, "compile_function", lambda fn: built.append(StubCompiled(fn)) or built[-1])
+    monkeypatch.setattr(serving, "compile_function", lambda fn: built.append(StubCompiled(fn)) or built[-1])
     for n_built in [0, 1, 1]:
         (g,) = grads_of(gt.sin, [A])
         np.testing.assert_allclose(g.numpy(), np.cos(A))
         assert len(built) == n_built
     assert built[0].calls == 2
+    assert compiles == []  # nothing went to the background
     assert counts() == (2, 1)
 
 

@@ -11,7 +11,6 @@ Every test asks the same question three ways and compares the answers:
     rounding (compiled code may sum in another order).
 Which path answered is seen by counting calls of the general path's backward_for.
 """
-import concurrent.futures
 import warnings
 
 import numpy as np
@@ -51,14 +50,7 @@ def mode(request, monkeypatch):
     """Plans run by the interpreter, or compiled at their first run (and waited for), so
     that the fast path calls the compiled function's entry point."""
     if request.param == "compiled":
-        real = runtime.compile_function_async
-
-        def compile_and_wait(fn):
-            future = concurrent.futures.Future()
-            future.set_result(real(fn).result())
-            return future
-
-        monkeypatch.setattr(runtime, "compile_function_async", compile_and_wait)
+        monkeypatch.setattr(runtime.config, "async_compile", False)  # compiled in the first run
         monkeypatch.setattr(backward_plan, "compile_after_runs", 1)
     else:
         monkeypatch.setattr(backward_plan, "compile_after_runs", 10**9)

@@ -1,0 +1,178 @@
+"""A Function served by the reference interpreter while its native code compiles.
+
+The one policy for code that runs the same Function many times: staged
+functions (staging/program.py) and the tape's backward plans
+(tracer/backward_plan.py, which gets this class as its compile hook from the
+package root, since tracer/ imports neither runtime nor codegen).
+
+    served = ServedFunction(fn)
+    outs = served(x, y)                   # interpreted now; native once it is ready
+
+or, for a caller that wants to know what ran (counters, caching the code):
+
+    run, final, started = served.runner()
+    try:
+        outs = run(x, y)
+    finally:
+        if started and not final:
+            served.submit()               # the background compile, after this call
+
+The policy:
+
+- The first `compile_after - 1` runs are interpreted and start nothing: a
+  Function met only a few times never pays for a compile, which takes far
+  longer than interpreting it a few times.
+- The next run starts the compile; exactly one run does, however many
+  threads call. With background compiles (config.async_compile,
+  GRADTAPE_ASYNC_COMPILE, on by default) that run is interpreted, and its
+  caller submits the compile once the run is done, so that the compile does
+  not compete with that run for the GIL and the cores (W3's first call took
+  99 ms instead of 36 when it did, bench/first_call.py --async). Every run
+  until the code is ready is interpreted. Without them, or with a stand-in
+  `compiler`, that run compiles in the caller (other threads wait) and runs
+  native code.
+- The first run after the compile is done takes the result for good
+  (`served.compiled`).
+- A background compile that raised is compiled again in the foreground: a
+  lasting error then surfaces in a caller with its own traceback, a passing
+  one is retried. What a compile does on an error is the runtime's
+  (config.compile_errors): by default a RuntimeWarning and a
+  CompiledFunction that runs the interpreter (`native` False).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+
+from . import config
+from .cache import compile_function, compile_function_async, interpreted
+
+# Stands for the background compile between the run that started it and that run's
+# end, when its caller submits it: never done, so runs meanwhile are interpreted.
+_NOT_SUBMITTED = concurrent.futures.Future()
+
+
+class ServedFunction:
+    """One ir.Function, run by the interpreter until its native code is ready.
+
+    Thread-safe: any number of threads may call it (or `runner()`) at once.
+
+    Args:
+      fn: the ir.Function (static shapes and dtypes).
+      compile_after: the run that starts the compile (1: the first run).
+      prepare: a function of `fn` giving the Function to compile (an IR-to-IR
+        pass), applied once, when the compile starts; the interpreter runs
+        `fn` itself. None: `fn` is compiled.
+      compiler: None for the runtime's compile_function (in the background
+        when config.async_compile is on), or a stand-in called in the caller
+        (tests use runtime.interpreted, so as not to pay for LLVM).
+
+    Attributes:
+      fn: the Function.
+      compiled: what the compile made (a CompiledFunction), or None until it
+        is ready.
+
+    Example:
+        >>> served = ServedFunction(fn)          # fn: { a:f64[3] . b = sin a -> b }
+        >>> served(np.zeros(3))                  # the interpreter; the compile starts
+        [array([0., 0., 0.])]
+        >>> runtime.wait_for_compiles()
+        True
+        >>> served(np.zeros(3))                  # native code from now on
+        [array([0., 0., 0.])]
+        >>> served.compiled.native
+        True
+    """
+
+    __slots__ = ("fn", "compiled", "_compile_after", "_runs", "_prepare", "_compiler", "_target",
+                 "_lock", "_future", "_interim")
+
+    def __init__(self, fn, *, compile_after: int = 1, prepare=None, compiler=None):
+        self.fn = fn
+        self.compiled = None
+        self._compile_after = compile_after
+        self._runs = 0  # runs before the compile started (counted under the lock)
+        self._prepare = prepare
+        self._compiler = compiler
+        self._target = None  # prepare(fn), once made
+        self._lock = threading.Lock()
+        self._future = None  # the background compile: _NOT_SUBMITTED, then submitted
+        self._interim = None  # the interpreter, serving runs meanwhile
+
+    def __call__(self, *args) -> list:
+        """Outputs of the Function on `args` (arrays), by whatever runs it now (see `runner`)."""
+        run, final, started = self.runner()
+        try:
+            return run(*args)
+        finally:
+            if started and not final:
+                self.submit()
+
+    def runner(self):
+        """What runs the Function now: `(run, final, started)`.
+
+        Returns:
+          `run`: the compiled function, or the interpreter (a CompiledFunction
+          running the reference interpreter) while there is none; `final`:
+          `run` is the compiled function (callers may keep it); `started`:
+          this call started the compile (exactly one call does). A caller
+          given `started` and not `final` must call `submit()` once it has
+          run `run`.
+
+        Raises:
+          CompileError: a compile in the caller failed and
+            config.compile_errors is "raise" (the next run tries again).
+        """
+        compiled = self.compiled
+        if compiled is not None:
+            return compiled, True, False
+        with self._lock:
+            if self.compiled is not None:
+                return self.compiled, True, False
+            future = self._future
+            started = False
+            if future is None:
+                self._runs += 1
+                started = self._runs >= self._compile_after
+                if started:
+                    if self._compiler is not None or not config.async_compile:
+                        self.compiled = self._compile_here()
+                        return self.compiled, True, True
+                    self._future = future = _NOT_SUBMITTED
+            if future is None or not future.done():
+                if self._interim is None:
+                    self._interim = interpreted(self.fn)
+                return self._interim, False, started
+            self._future = None
+            try:
+                self.compiled = future.result()
+            except Exception:
+                # Again in the foreground: a lasting error surfaces here with its own
+                # traceback (and the next run starts over), a passing one is retried.
+                self.compiled = self._compile_here()
+            self._interim = None
+            return self.compiled, True, False
+
+    def submit(self):
+        """Start the background compile that `runner()` left to its caller (see there)."""
+        if self._future is not _NOT_SUBMITTED:
+            return
+        target = self._target_function()  # outside the lock: other runs go on meanwhile
+        with self._lock:
+            if self._future is _NOT_SUBMITTED:
+                self._future = compile_function_async(target)
+
+    def _compile_here(self):
+        compile_now = self._compiler if self._compiler is not None else compile_function
+        return compile_now(self._target_function())
+
+    def _target_function(self):
+        target = self._target
+        if target is None:
+            target = self._target = self.fn if self._prepare is None else self._prepare(self.fn)
+        return target
+
+    def __repr__(self):
+        state = "compiled" if self.compiled is not None else "compiling" if self._future else "interpreted"
+        types = [", ".join(map(str, ts)) for ts in (self.fn.in_types, self.fn.out_types)]
+        return f"<ServedFunction ({types[0]}) -> ({types[1]}), {state}>"
