@@ -8,6 +8,7 @@ hand-made one (conftest.py), held back where a test needs a compile in flight.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 import warnings
 
@@ -159,32 +160,24 @@ def test_threads_calling_at_once_start_one_compile_and_all_get_right_results(mon
     release, lowered = held_lowering(monkeypatch)
     served = ServedFunction(chain_fn())
     n_threads, calls = 8, 25
-    barrier, starts, errors = threading.Barrier(n_threads), [], []
+    barrier, starts = threading.Barrier(n_threads), []
 
     def work(i):
-        try:
-            barrier.wait()
-            a = A * (i + 1)
-            for k in range(calls):
-                if i == 0 and k == calls // 2:
-                    release.set()  # native code becomes ready while the others are calling
-                run, final, started = served.runner()
-                try:
-                    assert_chain(run(a, B), a)
-                finally:
-                    if started and not final:
-                        served.submit()
-                starts.append(started)
-        except BaseException as e:  # noqa: BLE001 - handed to the test's thread
-            errors.append(e)
+        barrier.wait(30)
+        a = A * (i + 1)
+        for k in range(calls):
+            if i == 0 and k == calls // 2:
+                release.set()  # native code becomes ready while the others are calling
+            run, final, started = served.runner()
+            try:
+                assert_chain(run(a, B), a)
+            finally:
+                if started and not final:
+                    served.submit()
+            starts.append(started)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    assert not errors, errors[0]
+    with concurrent.futures.ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(work, range(n_threads), timeout=60))  # re-raises a thread's failure
     assert runtime.wait_for_compiles(30)
     assert len(starts) == n_threads * calls and sum(starts) == 1
     assert len(lowered) == 1 and runtime.cache_info()["compiles"] == 1
