@@ -45,6 +45,7 @@ from .tracer import (  # noqa: F401
     Tensor,
     TracerError,
     UnconnectedGradients,
+    UnexpectedTracerError,
     UnsupportedNumPyFunction,
     Variable,
     custom_gradient,
@@ -63,7 +64,7 @@ from . import optimizers  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402
 from .training import TrainStep, train_step  # noqa: F401,E402
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402,F401
 
 # The public API: what `from gradtape import *` gives and what the docs describe. The
 # subpackages not listed (tracer, staging, codegen, aot, ...) are importable but internal.
@@ -80,7 +81,8 @@ __all__ = [
     # optimization loops
     "optimizers", "train_step", "TrainStep", "scipy",
     # errors
-    "ConcretizationError", "TracerError", "UnsupportedNumPyFunction", "CustomRuleError",
+    "ConcretizationError", "TracerError", "UnexpectedTracerError", "UnsupportedNumPyFunction",
+    "CustomRuleError",
     # modules
     "ir", "runtime", "testing",
     # the NumPy-like functions (gradtape/functions)

@@ -10,10 +10,10 @@ disk, gradtape.runtime.disk_cache) are re-exported here, next to the other
 ways compiled code outlives a process.
 
 Files: specs.py (ShapeDtype), function.py (compile, AotFunction),
-trees.py (structures as JSON), artifact.py (save, load), export.py and
+trees.py (structures as JSON), artifact.py (the saved file), loading.py (load), export.py and
 c_source.py (export_c: the shared library and its header), errors.py.
 """
-from .artifact import load  # noqa: F401
+from .loading import load  # noqa: F401
 from .errors import AotError  # noqa: F401
 from .export import export_c  # noqa: F401
 from .function import AotFunction, compile  # noqa: F401,A004

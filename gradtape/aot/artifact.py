@@ -1,4 +1,4 @@
-"""Saving an AotFunction to a file and loading it in another process.
+"""Saving an AotFunction to a file, and reading it back (loading.py makes the AotFunction).
 
 The file is a runtime.entry_file (checksummed header, JSON meta, object
 code) of kind "aot". The meta holds what a call needs besides the machine
@@ -20,8 +20,8 @@ from ..runtime import CompiledFunction, entry_file
 from ..runtime.build import load_native, native_meta
 from ..runtime.errors import CompileError
 from . import trees
+from .._version import __version__
 from .errors import AotError
-from .function import AotFunction
 
 KIND = "aot"
 
@@ -34,13 +34,7 @@ def _untypes(data) -> tuple:
     return tuple(TensorType(tuple(shape), np.dtype(dtype)) for shape, dtype in data)
 
 
-def _gradtape_version() -> str:
-    import gradtape
-
-    return gradtape.__version__
-
-
-def save(fn: AotFunction, path) -> None:
+def save(fn, path) -> None:
     """See AotFunction.save."""
     compiled = fn._compiled
     if not compiled.native:
@@ -55,7 +49,7 @@ def save(fn: AotFunction, path) -> None:
     meta = {
         "kind": KIND,
         "built_for": entry_file.machine(),
-        "gradtape": _gradtape_version(),
+        "gradtape": __version__,
         "name": fn.name,
         "transform": fn.transform,
         "kernel": native_meta(native),
@@ -73,28 +67,12 @@ def save(fn: AotFunction, path) -> None:
     os.replace(tmp, path)  # a reader never sees half a file
 
 
-def load(path) -> AotFunction:
-    """Load a function saved with AotFunction.save (gradtape.compile(...).save(path)).
-
-    Works in a process that has neither the module that defined the
-    function nor its source: the file holds machine code and signatures.
-
-    Args:
-        path: the file.
-
-    Returns:
-        An AotFunction, called as the saved one was.
+def read(path) -> tuple:
+    """The parts of a saved function (see loading.load, which makes an AotFunction of them):
+    (CompiledFunction, argument structure, result structure, meta).
 
     Raises:
-        AotError: the file is not a saved gradtape function, is damaged, or
-            was built for another machine or version (the message names
-            the difference: CPU, its features, LLVM, llvmlite, gradtape's
-            code generator or file format). Recompile it on this machine.
-        OSError: the file cannot be read.
-
-    Example:
-        >>> g = gradtape.load("loss_grad.gtc")
-        >>> g(w, x)
+        AotError, OSError: as loading.load says.
     """
     with open(path, "rb") as f:
         data = f.read()
@@ -121,5 +99,4 @@ def load(path) -> AotFunction:
         raise AotError(f"{where}: the machine code cannot be loaded in this process: {e}") from None
     compiled = CompiledFunction(None, native, types=(in_types, out_types))
     in_tree = trees.decode(meta["in_tree"])  # a tuple: one structure per argument
-    return AotFunction(compiled, in_tree, trees.decode(meta["out_tree"]), meta["name"], meta["arg_names"],
-                       meta["ir"], fn=None, transform=meta.get("transform", ""))
+    return compiled, in_tree, trees.decode(meta["out_tree"]), meta

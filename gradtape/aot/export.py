@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 
 from .. import codegen
+from .._version import __version__
 from ..runtime import elf, jit, target
 from ..tracer import tree
 from . import c_source
@@ -77,7 +78,7 @@ def export_c(compiled: AotFunction, library, header=None, *, name: str | None = 
         outputs=_outputs(compiled),
         workspace_bytes=arena_bytes,
         description=f"{_what(compiled)}: {compiled.signature()}",
-        generator=f"gradtape {_version()}",
+        generator=f"gradtape {__version__}",
         cpu=target.identity()["cpu"],
     )
     header_text = c_source.header_text(spec)
@@ -162,7 +163,3 @@ def _what(compiled: AotFunction) -> str:
     return f"{compiled.transform}({compiled.name})" if compiled.transform else compiled.name
 
 
-def _version() -> str:
-    import gradtape
-
-    return gradtape.__version__

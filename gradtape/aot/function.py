@@ -20,6 +20,7 @@ from ..staging import StagedFunction, differentiable
 from ..tracer import signature
 from ..tracer.signature import as_array
 from ..tracer import tree
+from . import artifact
 from .errors import AotError
 from .specs import examples
 
@@ -110,9 +111,7 @@ class AotFunction:
                 or its structure holds something a file cannot (a dict key of
                 another type than str/int/float/bool).
         """
-        from .artifact import save
-
-        save(self, path)
+        artifact.save(self, path)
 
 
 def _assembler(out_tree):

@@ -7,8 +7,8 @@ tensors; forward (and backward) become one optimized, compiled Function.
 
 Files, in the order a call goes through them: api.py (the public
 functions), staged.py (StagedFunction: the cache and the call paths),
-signature.py (the cache key), tracing.py (abstract tracing, captures),
-transforms.py (forward and value_and_grad as IR), program.py (a cache
+tracer/signature.py (the cache key), tracer/trace.py (abstract tracing,
+captures; tracer/trace_context.py: which trace an op emits into), transforms.py (forward and value_and_grad as IR), program.py (a cache
 entry), nesting.py (inlining into an enclosing trace), tape_calls.py
 (recording on a GradientTape).
 The other transforms: forward_api.py (jvp, vjp, linearize: the point and

@@ -18,7 +18,8 @@
  *
  * Objects are reached through the slot offsets of their Python classes
  * (read from the classes' member descriptors by `setup`), as CPython's own
- * slot descriptors reach them.
+ * slot descriptors reach them. Which slots, and what each must hold, is
+ * declared in gradtape/tracer/c_view.py and handed to `setup`.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -709,25 +710,63 @@ static const struct {
 };
 #define N_NEEDED (sizeof(needed) / sizeof(needed[0]))
 
-/* The slots record() reads by offset: (index of the class in `needed`, slot name, offset). */
+/* The slots record() and bind() read by offset, by the key "Class.slot" under which
+ * gradtape/tracer/c_view.py declares them (what each must hold is written there); setup()
+ * takes that declaration as {key: (class, slot name)} and refuses one that differs. */
 static const struct {
-    int cls;
-    const char *name;
+    const char *key;
     Py_ssize_t *offset;
 } slots[] = {
-    {2, "_sym", &off_sym},          {3, "_version", &off_version},   {1, "shape", &off_shape},
-    {1, "dtype", &off_dtype},       {1, "_op", &off_op},             {1, "_args", &off_args},
-    {1, "_params", &off_params},    {1, "_forced", &off_forced},     {0, "var_of", &off_var_of},
-    {0, "info", &off_info},         {0, "structure", &off_structure}, {0, "values", &off_values},
-    {0, "leaves", &off_leaves},     {0, "deferred", &off_deferred},  {0, "versions", &off_versions},
-    {0, "literals", &off_literals}, {0, "const_of", &off_const_of},  {0, "sources", &off_sources},
-    {0, "variables", &off_variables}, {0, "snapshots", &off_snapshots}, {2, "_value", &off_value},
-    {3, "trainable", &off_trainable},
+    {"Tensor._sym", &off_sym},           {"Tensor._value", &off_value},
+    {"Variable._version", &off_version}, {"Variable.trainable", &off_trainable},
+    {"PendingTensor.shape", &off_shape}, {"PendingTensor.dtype", &off_dtype},
+    {"PendingTensor._op", &off_op},      {"PendingTensor._args", &off_args},
+    {"PendingTensor._params", &off_params}, {"PendingTensor._forced", &off_forced},
+    {"Recording.var_of", &off_var_of},   {"Recording.info", &off_info},
+    {"Recording.structure", &off_structure}, {"Recording.values", &off_values},
+    {"Recording.leaves", &off_leaves},   {"Recording.deferred", &off_deferred},
+    {"Recording.versions", &off_versions}, {"Recording.literals", &off_literals},
+    {"Recording.const_of", &off_const_of}, {"Recording.sources", &off_sources},
+    {"Recording.variables", &off_variables}, {"Recording.snapshots", &off_snapshots},
 };
 #define N_SLOTS (sizeof(slots) / sizeof(slots[0]))
 
-/* setup(names): a dict with every entry of `needed`. Everything is checked before
- * anything is kept, so a failed call leaves the previous setup in force. */
+/* The offset of the slot declared under `key` ("Class.slot") in `declared` ({key: (class, slot
+ * name)}). The objects C reads it from are checked against the class `given` under the name
+ * "Class" (see `needed`), so that class must be the declared one or a subclass. */
+static int declared_offset(PyObject *declared, const char *key, PyObject **given, Py_ssize_t *out)
+{
+    PyObject *entry = PyDict_GetItemString(declared, key);  /* borrowed */
+    if (entry == NULL) {
+        PyErr_Format(PyExc_KeyError, "_crecord.setup: the slot declaration (c_view.py) has no %s, which _crecord.c reads",
+                     key);
+        return -1;
+    }
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 || !PyType_Check(PyTuple_GET_ITEM(entry, 0)) ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(entry, 1))) {
+        PyErr_Format(PyExc_TypeError, "_crecord.setup: slots[%s] must be a (class, slot name) pair", key);
+        return -1;
+    }
+    PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
+    size_t prefix = strcspn(key, ".");
+    PyObject *reader = NULL;
+    for (size_t i = 0; i < N_NEEDED; i++)
+        if (strlen(needed[i].name) == prefix && strncmp(needed[i].name, key, prefix) == 0)
+            reader = given[i];
+    if (reader == NULL || !PyType_Check(reader) || !PyType_IsSubtype((PyTypeObject *)reader, cls)) {
+        PyErr_Format(PyExc_TypeError, "_crecord.setup: slots[%s] is declared on %s, which is not the class "
+                     "given for it (nor a base of it)", key, cls->tp_name);
+        return -1;
+    }
+    const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(entry, 1));
+    if (name == NULL)
+        return -1;
+    return slot_offset(cls, name, out);
+}
+
+/* setup(names): a dict with every entry of `needed`, and "slots": the slot declaration
+ * (c_view.slot_table). Everything is checked before anything is kept, so a failed call
+ * leaves the previous setup in force. */
 static PyObject *setup(PyObject *module, PyObject *names)
 {
     if (!PyDict_Check(names)) {
@@ -757,9 +796,20 @@ static PyObject *setup(PyObject *module, PyObject *names)
         PyErr_SetString(PyExc_TypeError, "_crecord.setup: float64 must be a subclass of float");
         return NULL;
     }
+    PyObject *declared = PyDict_GetItemString(names, "slots");  /* borrowed */
+    if (declared == NULL || !PyDict_Check(declared)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup: slots must be a dict (c_view.slot_table)");
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(declared) != (Py_ssize_t)N_SLOTS) {
+        PyErr_Format(PyExc_ValueError, "_crecord.setup: the slot declaration (c_view.py) has %zd slots, "
+                     "_crecord.c reads %zu; declare exactly the slots it reads", PyDict_GET_SIZE(declared),
+                     (size_t)N_SLOTS);
+        return NULL;
+    }
     Py_ssize_t offsets[N_SLOTS];
     for (size_t i = 0; i < N_SLOTS; i++)
-        if (slot_offset((PyTypeObject *)given[slots[i].cls], slots[i].name, &offsets[i]))
+        if (declared_offset(declared, slots[i].key, given, &offsets[i]))
             return NULL;
     for (size_t i = 0; i < N_NEEDED; i++) {
         Py_INCREF(given[i]);

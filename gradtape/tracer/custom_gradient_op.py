@@ -20,6 +20,7 @@ import inspect
 import numpy as np
 
 from .. import ir
+from ..ir import ops
 from ..ir.op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..ir.ops.custom import custom_vjp_p
 from . import tree
@@ -110,23 +111,21 @@ def _batch(axis_size, ins, batched, *, call, index):
 
 def _batch_by_rows(axis_size, ins, batched, call, index):
     """An untraced f can only run on one batch element at a time: one equation per row."""
-    from ..ir.ops import broadcast_to, concatenate, reshape, slice
-
     out_type = call.out_types[index]
     b = next(x for x in ins).builder
     if axis_size == 0:
-        return broadcast_to(b.literal(0, out_type.dtype), (0,) + out_type.shape)
+        return ops.broadcast_to(b.literal(0, out_type.dtype), (0,) + out_type.shape)
     rows = []
     for r in range(axis_size):
         args = []
         for x, bd in zip(ins, batched):
             if bd:
-                row = slice(x, (r,) + (0,) * (x.ndim - 1), (r + 1,) + x.shape[1:])
-                x = reshape(row, x.shape[1:])
+                row = ops.slice(x, (r,) + (0,) * (x.ndim - 1), (r + 1,) + x.shape[1:])
+                x = ops.reshape(row, x.shape[1:])
             args.append(x)
         y = ir.bind(custom_gradient_p, *args, call=call, index=index)
-        rows.append(reshape(y, (1,) + y.shape))
-    return rows[0] if len(rows) == 1 else concatenate(rows, 0)
+        rows.append(ops.reshape(y, (1,) + y.shape))
+    return rows[0] if len(rows) == 1 else ops.concatenate(rows, 0)
 
 
 impls[custom_gradient_p] = _impl

@@ -4,7 +4,13 @@ Eager mode computes the op with its NumPy reference and lets each active
 tape record it, or, when a single tape records it, records it and defers
 computing it (deferred.py); inside tracing (an abstract Tensor among the arguments) it
 emits an equation instead. Front ends promote dtypes and normalize
-parameters before calling bind.
+parameters before calling bind. Which trace an abstract op emits into is
+trace_context.current_builder's answer.
+
+`bind` is chosen once, at the end of this module: the C one (_crecord.c)
+when recording is in C, else the Python one below (`python_bind`, the
+reference). Nothing this module imports imports it back, so every module
+that imports `bind` gets the chosen one.
 """
 from __future__ import annotations
 

@@ -20,3 +20,13 @@ class UnexpectedTracerError(TracerError):
     attribute while the function ran); its value never existed, so any use
     of it would compute nothing or the wrong thing.
     """
+
+
+def leaked(type, name: str) -> UnexpectedTracerError:
+    """The error for an abstract tensor of type `type` used after the trace of `name` ended."""
+    return UnexpectedTracerError(
+        f"an abstract tensor {type} of the trace of '{name}' was used after that trace ended: "
+        f"it leaked out of '{name}' (kept in a list, a global or an attribute while the function "
+        f"was traced), and it has no value outside that trace. Return it from '{name}' instead, "
+        "or compute it again from concrete values."
+    )

@@ -21,6 +21,7 @@ from .dispatch import bind
 from .recording import Recording, in_creation_order
 from .recording import record as _record
 from .tensor import Tensor
+from .trace_context import check_live
 from .variable import Variable
 
 
@@ -300,6 +301,8 @@ class GradientTape:
                     f"{type(t).__name__} at position {i}; a value computed outside "
                     "gradtape ops has no recorded history to differentiate."
                 )
+            if t._sym is not None:
+                check_live(t)  # a tensor leaked out of a finished trace was never recorded
         flat_sources = _check_sources(sources)
         seeds = _seeds(flat_targets, output_gradients)
         rec = self._begin_use()

@@ -37,7 +37,7 @@ import numpy as np
 from .. import ir
 from ..ir.op import shape_rules
 from ..ir.ops.call import call_p
-from .c_view import crecord, pure_python
+from .c_view import crecord, pure_python, slot_table
 from .custom_gradient_op import custom_gradient_p
 from .deferred import PendingTensor
 from .function_key import function_key
@@ -414,8 +414,10 @@ def in_creation_order(variables: list, watched_integers: dict) -> tuple:
 
 
 def _crecord_names() -> dict:
-    """What the C accelerator reads and calls (its `setup` takes them by name)."""
-    return dict(
+    """What the C accelerator reads and calls (its `setup` takes them by name), with the
+    slots it reads (declared in c_view.py)."""
+    classes = dict(Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable)
+    return dict(slots=slot_table(classes),
         Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, ndarray=np.ndarray,
         float64=np.float64, signatures=_signatures, types=_types, literals=_literals, record=Recording.record,
         signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, VARIABLE=VARIABLE, float64_dtype=np.dtype(np.float64),

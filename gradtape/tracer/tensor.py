@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ConcretizationError
+from .errors import ConcretizationError, leaked
 
 
 class Tensor:
@@ -62,6 +62,7 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (read-only; copy it to modify)."""
         if self._sym is not None:
+            self._raise_if_leaked()
             raise ConcretizationError(
                 f"cannot take the value of an abstract tensor {self._sym.type} while "
                 "tracing; return it from the traced function instead"
@@ -82,12 +83,19 @@ class Tensor:
 
     def _concrete(self, what: str):
         if self._sym is not None:
+            self._raise_if_leaked()
             raise ConcretizationError(
                 f"{what} needs the concrete value of an abstract tensor {self._sym.type}, "
                 "which is unknown while tracing. Python control flow on traced values "
                 "is not staged: use gradtape.where(cond, x, y) to select values."
             )
         return self._value
+
+    def _raise_if_leaked(self):
+        # A FunctionTrace (trace_context.py, which imports this module) knows when it ended.
+        builder = self._sym.builder
+        if getattr(builder, "ended", False):
+            raise leaked(self._sym.type, builder.name)
 
     def __bool__(self):
         return bool(self._concrete("bool()"))

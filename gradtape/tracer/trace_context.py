@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 
 from .. import ir
-from .errors import UnexpectedTracerError
+from .errors import leaked
 from .tensor import Tensor
 
 
@@ -107,10 +107,5 @@ def check_live(x: Tensor) -> Tensor:
     """
     b = x._sym.builder
     if b.__class__ is FunctionTrace and b.ended:
-        raise UnexpectedTracerError(
-            f"an abstract tensor {x._sym.type} of the trace of '{b.name}' was used after that "
-            f"trace ended: it leaked out of '{b.name}' (kept in a list, a global or an attribute "
-            "while the function was traced). It has no value outside that trace. Return it "
-            f"from '{b.name}' instead, or compute it again from concrete values."
-        )
+        raise leaked(x._sym.type, b.name)
     return x

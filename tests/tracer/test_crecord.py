@@ -328,7 +328,7 @@ def test_a_failed_setup_keeps_the_previous_one():
     names = recording._crecord_names()
     with pytest.raises(TypeError, match="signatures must be a dict"):
         _crecord.setup(dict(names, signatures=[]))
-    with pytest.raises(TypeError, match="__slots__ member"):
+    with pytest.raises(TypeError, match="declared on Recording, which is not the class given for it"):
         _crecord.setup(dict(names, Recording=object))
     with pytest.raises(TypeError, match="float64 must be a subclass of float"):
         _crecord.setup(dict(names, float64=np.float32))
