@@ -1,0 +1,168 @@
+"""Differential fuzzing of gradtape: N random programs, each through every front
+door (staged, eager tape, staged call on a tape, jvp, vmap of grad, hvp),
+against the reference interpreter, NumPy and finite differences.
+
+Programs run in batches in worker subprocesses, so a crash in native code
+(SIGABRT, SIGSEGV) or a hang costs one batch, not the run: it is counted
+with the seed that was running and the run goes on from the next seed.
+
+Usage (from the repository root):
+
+    python bench/fuzz_differential.py --n 10000 --seed 0 --jobs 1
+    python bench/fuzz_differential.py --replay 1234     # one program: its text and findings
+
+Prints the count of findings by category, then the reproducing seed, program
+text and details of each. Exit status 1 if anything was found.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _worker(first: int, last: int) -> None:
+    """Check seeds first..last-1, one JSON line before and after each (read by _run_batch)."""
+    sys.path.insert(0, ROOT)
+    from tests.fuzz import differential, generator
+
+    differential.configure()
+    for seed in range(first, last):
+        print(json.dumps({"start": seed}), flush=True)
+        t0 = time.perf_counter()
+        try:
+            findings = [(f.category, f.detail) for f in differential.check(generator.generate(seed))]
+        except Exception as e:  # noqa: BLE001 - a failure of the harness itself is reported too
+            findings = [(f"harness:{type(e).__name__}", str(e)[:1000])]
+        print(json.dumps({"seed": seed, "findings": findings, "seconds": time.perf_counter() - t0}), flush=True)
+
+
+def _run_batch(first: int, last: int, timeout: float) -> list:
+    """[(seed, findings)] for seeds first..last-1, restarting the worker after a crash or hang."""
+    results = []
+    while first < last:
+        with tempfile.TemporaryFile() as err:
+            env = dict(os.environ, GRADTAPE_DISK_CACHE="0", PYTHONPATH=ROOT)
+            proc = subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), "--worker", str(first), str(last)],
+                stdout=subprocess.PIPE, stderr=err, env=env, text=True, cwd=ROOT,
+            )
+            running, hung = None, False
+            sel = selectors.DefaultSelector()
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                if not sel.select(timeout):
+                    hung = True
+                    proc.kill()
+                    break
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue  # something else wrote to stdout
+                if "start" in msg:
+                    running = msg["start"]
+                else:
+                    results.append((msg["seed"], msg["findings"]))
+                    running = None
+                    first = msg["seed"] + 1
+            sel.close()
+            rc = proc.wait()
+            if running is None:
+                if rc != 0 and first < last:  # died between programs: count it on the next seed
+                    running = first
+                else:
+                    continue
+            err.seek(0)
+            tail = err.read().decode(errors="replace")[-1500:]
+            if hung:
+                category = "crash:timeout"
+            elif rc < 0:
+                category = f"crash:native:{signal.Signals(-rc).name}"
+            else:
+                category = f"crash:process_exit_{rc}"
+            results.append((running, [(category, f"worker exit status {rc}; stderr tail:\n{tail}")]))
+            first = running + 1
+    return results
+
+
+def _replay(seed: int) -> int:
+    sys.path.insert(0, ROOT)
+    from tests.fuzz import differential, generator
+
+    differential.configure()
+    program = generator.generate(seed)
+    print(program.text())
+    findings = differential.check(program)
+    for f in findings:
+        print(f"[{f.category}]\n{f.detail}\n")
+    print(f"{len(findings)} finding(s)")
+    return 1 if findings else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000, help="number of programs (default 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first program (program i has seed+i)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes at once (default 1)")
+    parser.add_argument("--batch", type=int, default=100, help="programs per worker process (default 100)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds without progress before a worker is killed")
+    parser.add_argument("--replay", type=int, metavar="SEED", help="run one program and print its text and findings")
+    parser.add_argument("--worker", nargs=2, type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        _worker(*args.worker)
+        return 0
+    if args.replay is not None:
+        return _replay(args.replay)
+
+    t0 = time.perf_counter()
+    batches = [(s, min(s + args.batch, args.seed + args.n)) for s in range(args.seed, args.seed + args.n, args.batch)]
+    found, done = {}, 0
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = [pool.submit(_run_batch, a, b, args.timeout) for a, b in batches]
+        for fut in concurrent.futures.as_completed(futures):
+            for seed, findings in fut.result():
+                done += 1
+                if findings:
+                    found[seed] = findings
+                    print(f"seed {seed}: {', '.join(sorted({c for c, _ in findings}))}", file=sys.stderr, flush=True)
+            print(f"... {done}/{args.n} programs, {len(found)} with findings, {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+    _report(found, done, time.perf_counter() - t0)
+    return 1 if found else 0
+
+
+def _report(found: dict, done: int, seconds: float) -> None:
+    sys.path.insert(0, ROOT)
+    from tests.fuzz import generator
+
+    by_category = collections.Counter(c for fs in found.values() for c in {c for c, _ in fs})
+    print(f"\n{done} programs in {seconds:.0f} s; {len(found)} with findings")
+    kinds = collections.Counter()
+    for category, count in by_category.items():
+        kinds[category.split(":")[0]] += count
+    print(f"programs with a mismatch: {kinds['mismatch']}, with a crash: {kinds['crash'] + kinds['harness']}")
+    for category, count in sorted(by_category.items()):
+        print(f"  {count:6d}  {category}")
+    for seed in sorted(found):
+        print(f"\n===== seed {seed}: {', '.join(sorted({c for c, _ in found[seed]}))}")
+        print(generator.generate(seed).text())
+        for category, detail in found[seed]:
+            print(f"[{category}]\n{detail}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

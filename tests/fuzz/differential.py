@@ -1,0 +1,369 @@
+"""Run one generated program through every gradtape front door and compare.
+
+The references are the reference interpreter (`ir.eval_function` on
+`gt.make_ir` of the function, its gradient, its JVP and its HVP), NumPy (the
+forward value, by running the same text with numpy_reference) and central
+finite differences (only where the function is smooth at the point, see
+`smooth_directional_derivative`). Every compiled or eager path must agree
+with the interpreter to tight float tolerances, NaN and inf positions
+included; a path that raises is a crash.
+
+`check(program)` returns a list of Findings; an empty list means agreement.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import traceback
+import warnings
+
+import numpy as np
+
+import gradtape as gt
+from gradtape import ir
+from gradtape.ir.op import impls, rule
+
+from . import numpy_reference
+from .generator import WEIGHT_HELPER, Program
+
+# rtol of compiled (or eager) against interpreted results of the same IR, by
+# dtype: native math differs from NumPy's by a few ulp, and fused or
+# reassociated sums by a few more; wrong rules are off by far more.
+TIGHT = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-4}
+# Ops whose result changes discontinuously (or whose derivative does) at some
+# input: their decision at each point is part of the point's fingerprint.
+_KINKS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+          "logical_not", "abs", "sign", "floor", "ceil", "round", "maximum", "minimum",
+          "argmax", "argmin", "pow", "sqrt", "log", "log1p", "reduce_max", "reduce_min", "where"}
+# op: (which input, the value where the op's derivative is singular).
+_SINGULAR_AT = {"sqrt": (0, 0.0), "log": (0, 0.0), "log1p": (0, -1.0), "pow": (0, 0.0), "div": (1, 0.0)}
+
+
+@dataclasses.dataclass
+class Finding:
+    """One disagreement or crash: `category` groups findings for the summary."""
+
+    category: str
+    detail: str
+
+
+def configure():
+    """Settings under which every path runs native code or raises (no silent fallback).
+
+    Returns the previous values, for `restore`.
+    """
+    from gradtape.runtime import config
+    from gradtape.tracer import backward_plan
+
+    saved = {
+        (config, "async_compile"): config.async_compile,
+        (config, "compile_errors"): config.compile_errors,
+        (backward_plan, "compile_after_runs"): getattr(backward_plan, "compile_after_runs", None),
+    }
+    config.async_compile = False      # a staged call runs its native code, not the interpreter
+    config.compile_errors = "raise"   # an LLVM or codegen failure is a finding, not a warning
+    if hasattr(backward_plan, "compile_after_runs"):
+        backward_plan.compile_after_runs = 1  # the tape's backward compiles on its first run
+    return saved
+
+
+def restore(saved):
+    for (module, name), value in saved.items():
+        if value is not None:
+            setattr(module, name, value)
+
+
+def load(program: Program, namespace):
+    """The function `f` of the program's text, with `gt` bound to `namespace`."""
+    env = {"gt": namespace, "np": np}
+    exec(WEIGHT_HELPER, env)
+    exec(compile(program.source, f"<fuzz seed {program.seed}>", "exec"), env)
+    return env["f"]
+
+
+def check(program: Program) -> list:
+    """Every disagreement between gradtape's paths and the references on `program`."""
+    run = _Run(program)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        run.all()
+    return run.findings
+
+
+class _Run:
+    def __init__(self, program: Program):
+        self.p = program
+        self.args = list(program.inputs)
+        self.n = len(self.args)
+        self.argnums = tuple(range(self.n))
+        self.findings = []
+        self.f = load(program, gt)
+        self.rtol = TIGHT[program.dtype]
+
+    def add(self, category, detail):
+        self.findings.append(Finding(category, detail))
+
+    @contextlib.contextmanager
+    def path(self, name):
+        """Run one path; an exception is a `crash:<path>` finding (the rest still run)."""
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 - every exception is a finding
+            tb = traceback.format_exception(type(e), e, e.__traceback__)
+            self.add(f"crash:{name}:{type(e).__name__}", f"{type(e).__name__}: {str(e)[:400]}\n{''.join(tb[-3:])}")
+
+    def compare(self, path, got, want, check_dtype=True):
+        message = disagreement(got, want, self.rtol, check_dtype)
+        if message:
+            self.add(f"mismatch:{path}", message)
+
+    def all(self):
+        numpy_value = None
+        with self.path("numpy"):
+            numpy_value = np.asarray(load(self.p, numpy_reference.namespace)(*self.args))
+        self.fwd_ir = self.grad_ir = None
+        with self.path("make_ir"):
+            self.fwd_ir = gt.make_ir(self.f, *self.args)
+            self.grad_ir = gt.make_ir(gt.grad(self.f, argnums=self.argnums), *self.args)
+        if self.fwd_ir is None or self.grad_ir is None:
+            return
+        # Cross-mode and finite-difference checks are as precise as the least
+        # precise float anywhere in the program (a cast to float32 rounds tangents).
+        floats = [v.type.dtype for e in self.fwd_ir.eqns for v in e.outvars if v.type.is_float]
+        self.loose = max(TIGHT[d] for d in floats + [self.p.dtype] if d in TIGHT)
+        self.value = ir.eval_function(self.fwd_ir, self.args)[0]
+        self.grads = ir.eval_function(self.grad_ir, self.args)
+        if numpy_value is not None:
+            self.compare("interpreter_vs_numpy", self.value, numpy_value)
+        self.staged()
+        self.eager()
+        self.tape_staged()
+        self.jvp()
+        self.vmap_grad()
+        self.hvp()
+        if self.p.dtype == np.float64 and not self.p.uses_stop_gradient:
+            self.finite_differences()
+
+    def staged(self):
+        with self.path("staged"):
+            value, grads = gt.value_and_grad(self.f, argnums=self.argnums)(*self.args)
+            self.compare("staged_value", value, self.value)
+            for i, (g, r) in enumerate(zip(grads, self.grads)):
+                self.compare(f"staged_grad[{i}]", g, r)
+
+    def eager(self):
+        with self.path("eager"):
+            xs = [gt.constant(a) for a in self.args]
+            with gt.GradientTape() as tape:
+                for x in xs:
+                    tape.watch(x)
+                y = self.f(*xs)
+            grads = tape.gradient(y, xs)
+            self.compare("eager_value", np.asarray(y), self.value)
+            for i, (g, r) in enumerate(zip(grads, self.grads)):
+                self.compare(f"eager_grad[{i}]", _zeros_if_none(g, r), r)
+
+    def tape_staged(self):
+        staged = gt.differentiable(self.f)
+        with self.path("differentiable"):
+            self.compare("differentiable_value", staged(*self.args), self.value)
+        with self.path("tape_staged"):
+            xs = [gt.constant(a) for a in self.args]
+            with gt.GradientTape() as tape:
+                for x in xs:
+                    tape.watch(x)
+                y = staged(*xs)
+            grads = tape.gradient(y, xs)
+            self.compare("tape_staged_value", np.asarray(y), self.value)
+            for i, (g, r) in enumerate(zip(grads, self.grads)):
+                self.compare(f"tape_staged_grad[{i}]", _zeros_if_none(g, r), r)
+
+    def jvp(self):
+        ts = list(self.p.tangents)
+        n, f = self.n, self.f
+        with self.path("jvp"):
+            ref_ir = gt.make_ir(lambda *a: gt.jvp(f, tuple(a[:n]), tuple(a[n:])), *self.args, *ts)
+            ref_value, ref_tangent = ir.eval_function(ref_ir, self.args + ts)
+            value, tangent = gt.jvp(f, tuple(self.args), tuple(ts))
+            self.compare("jvp_value", value, ref_value)
+            self.compare("jvp_tangent", tangent, ref_tangent)
+            self.compare("jvp_interpreter_value", ref_value, self.value)
+            # Forward and reverse mode agree: t . grad (where both are finite).
+            products = [np.asarray(g, np.float64) * t for g, t in zip(self.grads, ts)]
+            if all(np.all(np.isfinite(p)) for p in products) and np.isfinite(ref_tangent):
+                want = sum(float(np.sum(p)) for p in products)
+                scale = 1.0 + sum(float(np.sum(np.abs(p))) for p in products)
+                if abs(float(ref_tangent) - want) > 10 * self.loose * scale:
+                    self.add("mismatch:jvp_vs_grad", f"jvp tangent {float(ref_tangent)!r}, t.grad {want!r}")
+
+    def vmap_grad(self):
+        with self.path("vmap_grad"):
+            batched = [np.stack([a, b]) for a, b in zip(self.args, self.p.batch)]
+            out = gt.vmap(gt.grad(self.f, argnums=self.argnums))(*batched)
+            for row, point in enumerate([self.args, list(self.p.batch)]):
+                want = ir.eval_function(self.grad_ir, point)
+                for i, (g, r) in enumerate(zip(out, want)):
+                    self.compare(f"vmap_grad[{i}] row {row}", np.asarray(g)[row], r)
+
+    def hvp(self):
+        v, rest = self.p.tangents[0], self.args[1:]
+        with self.path("hvp"):
+            ref = ir.eval_function(gt.make_ir(gt.hvp(self.f), self.args[0], v, *rest), [self.args[0], v, *rest])[0]
+            self.hvp_ref = ref
+            self.compare("hvp", gt.hvp(self.f)(self.args[0], v, *rest), ref)
+
+    def finite_differences(self):
+        """Directional derivatives against the interpreter's gradient and HVP, where smooth."""
+        if not all(np.all(np.abs(a) < 1e4) for a in self.args):
+            return  # not finite, or so large that x + h * t rounds back to x
+        ts = list(self.p.tangents)
+        fd = smooth_directional_derivative(self.fwd_ir, self.args, ts)
+        if fd is None:
+            return
+        estimate, spread = fd
+        products = [np.asarray(g, np.float64) * t for g, t in zip(self.grads, ts)]
+        if not all(np.all(np.isfinite(p)) for p in products):
+            self.add("nonfinite_grad_at_smooth_point", f"grads {self.grads}, finite differences {estimate!r}")
+            return
+        got = sum(float(np.sum(p)) for p in products)
+        scale = 1.0 + abs(estimate) + sum(float(np.sum(np.abs(p))) for p in products)
+        if abs(got - estimate) > max(1e-5, 10 * self.loose) * scale + 10 * spread:
+            self.add("mismatch:grad_vs_finite_differences", f"t.grad {got!r}, finite differences {estimate!r} (spread {spread:.2e})")
+        hvp_ref = getattr(self, "hvp_ref", None)
+        if hvp_ref is None or not np.all(np.isfinite(hvp_ref)):
+            return
+        grad0 = _Grad0(self.grad_ir)
+        fd_h = smooth_directional_derivative(grad0, self.args, ts[:1] + [np.zeros_like(t) for t in ts[1:]],
+                                             fingerprint_fn=self.fwd_ir)
+        if fd_h is None:
+            return
+        estimate, spread = fd_h
+        scale = 1.0 + np.max(np.abs(estimate))
+        if np.max(np.abs(hvp_ref - estimate)) > 1e-5 * scale + 10 * np.max(spread):
+            self.add("mismatch:hvp_vs_finite_differences", f"hvp {hvp_ref}, finite differences of grad {estimate}")
+
+
+class _Grad0:
+    """The interpreter's gradient w.r.t. argument 0, as a function of all arguments."""
+
+    def __init__(self, grad_ir):
+        self.grad_ir = grad_ir
+
+    def __call__(self, args):
+        return np.asarray(ir.eval_function(self.grad_ir, args)[0], np.float64)
+
+
+def _evaluate(fn, args):
+    if isinstance(fn, _Grad0):
+        return fn(args)
+    return np.asarray(ir.eval_function(fn, args)[0], np.float64)
+
+
+def fingerprint(fn: ir.Function, args) -> list:
+    """Every discrete decision the forward makes at `args` (comparisons, signs at kinks,
+    which element a max picks, which values are finite, float32 roundings): equal
+    fingerprints at nearby points mean no kink or domain edge lies between them.
+
+    The last entry is True when some op sits exactly on a singularity of its
+    derivative (sqrt, log or a power at 0, a division by 0): there the chain rule
+    gives inf or NaN even where the function is locally constant (norm(0 * x)),
+    as in JAX, so finite differences do not apply.
+    """
+    prints = []
+    singular = False
+
+    def record(op, *vals, **params):
+        nonlocal singular
+        out = np.asarray(rule(impls, op, "reference")(*vals, **params))
+        if out.dtype.kind == "f":
+            prints.append(np.isfinite(out))
+        name = op.name
+        if name in _SINGULAR_AT and np.any(np.asarray(vals[_SINGULAR_AT[name][0]]) == _SINGULAR_AT[name][1]):
+            singular = True
+        if name == "cast" and out.dtype.itemsize < np.asarray(vals[0]).dtype.itemsize:
+            prints.append(out)  # rounding to float32 is a step function
+        if name in _KINKS:
+            if name in ("maximum", "minimum"):
+                prints.append(np.sign(np.asarray(vals[0]) - np.asarray(vals[1])))
+            elif name in ("abs", "sign", "pow", "sqrt", "log", "log1p"):
+                prints.append(np.sign(np.asarray(vals[0]) + (1 if name == "log1p" else 0)))
+            elif name in ("reduce_max", "reduce_min"):
+                axes = params.get("axes", ())
+                kept = np.expand_dims(out, tuple(axes)) if out.ndim < np.ndim(vals[0]) else out
+                prints.append(np.asarray(vals[0]) == kept)
+            elif name == "where":
+                prints.append(np.asarray(vals[0]))
+            else:
+                prints.append(out)
+        return out
+
+    with np.errstate(all="ignore"):
+        ir.eval_function(fn, args, bind=record)
+    return prints + [singular]
+
+
+def smooth_directional_derivative(fn, args, direction, h=1e-5, fingerprint_fn=None):
+    """(estimate, spread) of the derivative of fn at args along direction, or None.
+
+    None when the function is not smooth enough there for finite differences to
+    be trusted: a value is not finite, a decision (fingerprint) differs between
+    the points evaluated, or the estimates at steps h and h/2 disagree (a kink,
+    a domain edge or a steep region closer than the step).
+    """
+    fp_fn = fingerprint_fn if fingerprint_fn is not None else fn
+    base = fingerprint(fp_fn, args)
+    if base[-1]:
+        return None
+    estimates = []
+    for step in (h, h / 2):
+        values = []
+        for sign in (1, -1):
+            point = [np.asarray(a + sign * step * d, np.float64) for a, d in zip(args, direction)]
+            if not _same(fingerprint(fp_fn, point), base):
+                return None
+            values.append(_evaluate(fn, point))
+        if not all(np.all(np.isfinite(v)) for v in values):
+            return None
+        estimates.append((values[0] - values[1]) / (2 * step))
+    coarse, fine = estimates
+    spread = np.abs(coarse - fine)
+    if np.any(spread > 1e-4 * (1 + np.abs(fine))):
+        return None
+    return (4 * fine - coarse) / 3, spread  # Richardson: the h^2 error terms cancel
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(np.shape(x) == np.shape(y) and np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def _zeros_if_none(g, like):
+    # The tape's gradient of an unconnected source is None (TensorFlow's default).
+    return np.zeros_like(like) if g is None else np.asarray(g)
+
+
+def disagreement(got, want, rtol, check_dtype=True) -> str | None:
+    """Why `got` differs from `want` beyond rtol (None if it does not).
+
+    NaN must be NaN, inf must be the same inf; finite values agree to
+    rtol * |want| + rtol * (1 + max |want|) (the second term: absolute
+    error of sums whose terms cancel is relative to the terms, not the sum).
+    """
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, want {want.shape}"
+    if check_dtype and got.dtype != want.dtype:
+        return f"dtype {got.dtype}, want {want.dtype}"
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    if not np.array_equal(nan_g, nan_w):
+        return f"NaN at different positions:\n got {got!r}\nwant {want!r}"
+    inf = np.isinf(g) | np.isinf(w)
+    if not np.array_equal(g[inf], w[inf]):
+        return f"inf at different positions:\n got {got!r}\nwant {want!r}"
+    fin = ~(nan_g | inf)
+    if fin.any():
+        scale = 1.0 + np.max(np.abs(w[fin]))
+        err = np.abs(g[fin] - w[fin])
+        if np.any(err > rtol * np.abs(w[fin]) + rtol * scale):
+            return f"values differ (max abs error {np.max(err):.3g}):\n got {got!r}\nwant {want!r}"
+    return None

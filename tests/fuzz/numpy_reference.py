@@ -1,0 +1,76 @@
+"""A NumPy stand-in for the `gt` namespace: the same program text run with
+NumPy's semantics, the oracle for forward values (inf and NaN included).
+
+Functions NumPy has under the same name are NumPy's; the others are written
+here from their definitions, in the plain form whose IEEE behaviour is the
+textbook one (relu(nan) is nan, as numpy.maximum gives).
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def sigmoid(x):
+    x = np.asarray(x)
+    return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def softplus(x):
+    x = np.asarray(x)
+    return np.logaddexp(np.zeros((), x.dtype), x)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    x = np.asarray(x)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    return np.asarray(x) - logsumexp(x, axis=axis, keepdims=True)
+
+
+def stop_gradient(x):
+    return np.asarray(x)
+
+
+def cast(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def constant(x):
+    return np.asarray(x)
+
+
+namespace = types.SimpleNamespace(**{
+    name: getattr(np, name) for name in [
+        "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan", "negative",
+        "abs", "sign", "floor", "ceil", "round", "square", "reciprocal", "positive", "add", "subtract",
+        "multiply", "divide", "power", "maximum", "minimum", "where", "logical_and", "logical_or",
+        "logical_not", "clip", "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin",
+        "argmax", "argmin", "reshape", "ravel", "expand_dims", "squeeze", "broadcast_to", "transpose",
+        "moveaxis", "swapaxes", "stack", "concatenate", "pad", "take", "matmul", "dot", "vdot", "inner",
+        "outer", "tensordot", "einsum", "trace", "diag", "zeros_like", "ones_like", "full_like",
+    ]
+})
+namespace.flatten = lambda x: np.asarray(x).flatten()
+for _fn in [relu, sigmoid, softplus, logsumexp, softmax, log_softmax, stop_gradient, cast, norm, constant]:
+    setattr(namespace, _fn.__name__, _fn)

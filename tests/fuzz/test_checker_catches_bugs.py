@@ -1,0 +1,59 @@
+"""The differential check finds planted bugs: a wrong derivative rule, a wrong
+reference (so compiled and interpreted values differ), and a wrong NumPy-level
+value. A fuzzer that cannot see these would pass vacuously."""
+import numpy as np
+
+from gradtape.ir import op as op_table
+from gradtape.ir.ops import elementwise as ew
+
+from . import differential
+from .generator import Program
+
+
+def _program(source, *inputs):
+    inputs = [np.asarray(a, np.float64) for a in inputs]
+    return Program(seed=-1, source=source, inputs=inputs, batch=[a + 0.25 for a in inputs],
+                   tangents=[np.linspace(0.5, 1.0, a.size).reshape(a.shape) for a in inputs],
+                   dtype=np.dtype(np.float64), uses_stop_gradient=False)
+
+
+SMOOTH = _program("def f(x0):\n    v0 = gt.tanh(x0) * gt.sin(x0)\n    return gt.sum(v0 * _w(v0))\n",
+                  [0.3, -0.7, 1.1])
+
+
+def _categories(program):
+    return {f.category.split("[")[0] for f in differential.check(program)}
+
+
+def test_the_smooth_program_passes_every_check():
+    assert differential.check(SMOOTH) == []
+
+
+def test_a_wrong_vjp_rule_is_caught_by_finite_differences_and_forward_mode(monkeypatch):
+    monkeypatch.setitem(op_table.vjp_rules, ew.tanh_p, lambda ct, out, x: (ct * (1.0 - out),))
+    found = _categories(SMOOTH)
+    assert {"mismatch:grad_vs_finite_differences", "mismatch:jvp_vs_grad"} <= found
+
+
+def test_compiled_code_disagreeing_with_the_interpreter_is_caught(monkeypatch):
+    # A wrong reference for sin: native code (right) and interpreter (wrong) now differ.
+    monkeypatch.setitem(op_table.impls, ew.sin_p, np.cos)
+    found = _categories(SMOOTH)
+    assert {"mismatch:staged_value", "mismatch:staged_grad", "mismatch:interpreter_vs_numpy"} <= found
+
+
+def test_nan_and_inf_positions_must_match():
+    assert differential.disagreement(np.array([1.0, np.nan]), np.array([1.0, 2.0]), 1e-9) is not None
+    assert differential.disagreement(np.array([np.inf]), np.array([-np.inf]), 1e-9) is not None
+    assert differential.disagreement(np.array([np.nan, np.inf]), np.array([np.nan, np.inf]), 1e-9) is None
+    assert differential.disagreement(np.float32(1.0), np.float64(1.0), 1e-9) == "dtype float32, want float64"
+
+
+def test_finite_differences_are_skipped_at_a_kink():
+    kink = _program("def f(x0):\n    v0 = gt.abs(x0)\n    return gt.sum(v0 * _w(v0))\n", [0.0, 1.0])
+    import gradtape as gt
+
+    fn = gt.make_ir(differential.load(kink, gt), *kink.inputs)
+    assert differential.smooth_directional_derivative(fn, kink.inputs, kink.tangents) is None
+    smooth = [np.array([0.5, 1.0])]
+    assert differential.smooth_directional_derivative(fn, smooth, kink.tangents) is not None
