@@ -248,6 +248,16 @@ def _pow_partials(x, y, out):
 
 pow_p = binary("pow", np.power, _pow_partials, float_only=True, right_identity=1)
 
+# x ** 0 is 1 everywhere (0 ** 0, inf ** 0 and nan ** 0 too, in NumPy), so its
+# derivative is exact zeros (connected, like floor's) whatever the cotangent, as
+# in JAX; not 0 * x ** -1, NaN at x = 0. The optimizer folds x ** 0 to 1, so a
+# NaN there also made paths differentiating before and after optimizing disagree.
+_pow_vjp, _pow_jvp = vjp_rules[pow_p], jvp_rules[pow_p]
+vjp_rules[pow_p] = lambda ct, out, x, y: (
+    (_zeros_like(out), None) if y.literal_value() == 0 else _pow_vjp(ct, out, x, y)
+)
+jvp_rules[pow_p] = lambda ts, out, x, y: _zeros_like(out) if y.literal_value() == 0 else _pow_jvp(ts, out, x, y)
+
 
 def _select_weights(x, y):
     """Weights of x and y in maximum(x, y) (and of y, x in minimum): ties split evenly."""
