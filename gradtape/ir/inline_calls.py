@@ -1,9 +1,10 @@
 """Inline `call` equations (an IR-to-IR pass): code generation, and the
 optimizer of tape backward plans, see one flat Function.
 
-`custom_vjp` and `custom_jvp` equations compute their primal sub-Function
-(params["fn"]), so they are inlined the same way; their derivative rules
-matter only to the IR passes, which ran before.
+Every op declared `applies_fn` (call, and `custom_vjp` and `custom_jvp`,
+which compute their primal sub-Function params["fn"]) is inlined; the
+derivative rules of the custom ops matter only to the IR passes, which ran
+before.
 
     { a . b = call[fn={ x . y = sin x -> y }] a ; c = mul b a -> c }
     ==  { a . y' = sin a ; c = mul y' a -> c }
@@ -15,10 +16,6 @@ result, which may be one of the call's operands or a Literal.
 from __future__ import annotations
 
 from .core import Eqn, Function, Literal, Var
-from .ops.call import call_p
-from .ops.custom import custom_jvp_p, custom_vjp_p
-
-_INLINED = frozenset((call_p, custom_vjp_p, custom_jvp_p))  # each evaluates params["fn"]
 
 
 def inline_calls(fn: Function) -> Function:
@@ -35,7 +32,7 @@ def inline_calls(fn: Function) -> Function:
         >>> [e.op.name for e in inline_calls(gt.make_ir(f, x)).eqns]  # f a custom_vjp of sin(x) * 2
         ['sin', 'mul']
     """
-    if not any(e.op in _INLINED for e in fn.eqns):
+    if not any(e.op.applies_fn for e in fn.eqns):
         return fn
     eqns: list = []
     env: dict = {}
@@ -50,7 +47,7 @@ def _get(env, a):
 def _copy(src_eqns, env, out):
     for eqn in src_eqns:
         inputs = [_get(env, a) for a in eqn.inputs]
-        if eqn.op in _INLINED:
+        if eqn.op.applies_fn:
             sub = eqn.params["fn"]
             sub_env = dict(zip(sub.invars, inputs))
             _copy(sub.eqns, sub_env, out)

@@ -49,6 +49,9 @@ are attributes of the op, declared when it is created (`new_op`):
     cheap               (elementwise) an element costs about one
                         instruction: fused readers recompute it rather
                         than store it                                     False
+    applies_fn          its value is params["fn"] (a Function) applied to
+                        its operands (call, custom_vjp, custom_jvp): code
+                        generation inlines it (inline_calls.py)           False
 
 Ops whose outputs are not floating point (comparisons, argmax, ...) carry no
 derivative: they are declared `differentiable=False` instead of having
@@ -71,6 +74,7 @@ FACTS = (
     "right_identity",
     "data_movement",
     "cheap",
+    "applies_fn",
 )
 _FLAGS = tuple(f for f in FACTS if not f.endswith("_identity"))
 
@@ -116,6 +120,7 @@ def new_op(
     right_identity=None,
     data_movement: bool = False,
     cheap: bool = False,
+    applies_fn: bool = False,
 ) -> Op:
     """Declare an op with its facts; its rules are filled in by the caller right after.
 
@@ -125,7 +130,7 @@ def new_op(
     Args:
       name: the op's name, unique (the printer and error messages use it).
       elementwise, can_fail_on_values, runs_code, differentiable,
-      zero_derivative, commutative, data_movement, cheap: bools, see the
+      zero_derivative, commutative, data_movement, cheap, applies_fn: bools, see the
         module docstring.
       left_identity, right_identity: a scalar e with op(e, x) == x (resp.
         op(x, e) == x) for every x, or None.
@@ -155,6 +160,7 @@ def new_op(
         right_identity=right_identity,
         data_movement=data_movement,
         cheap=cheap,
+        applies_fn=applies_fn,
     )
     for fact in _FLAGS:
         if type(facts[fact]) is not bool:

@@ -99,7 +99,7 @@ def _same(a, b):
 
 def test_the_specs_trace_every_fact_checked_below():
     traced = {op for op, _, _ in EQNS}
-    for fact in ("elementwise", "commutative", "zero_derivative", "data_movement"):
+    for fact in ("elementwise", "commutative", "zero_derivative", "data_movement", "applies_fn"):
         declared = {op.name for op in OPS if getattr(op, fact)}
         assert declared - {op.name for op in traced} == set(), f"ops declared {fact} but never traced"
 
@@ -166,3 +166,11 @@ def test_data_movement_ops_output_operand_elements_or_constants(op, types, param
     moved = (high == low + end) & (low >= 1) & (low < end)
     constant = high == low
     assert np.all(moved | constant), f"op '{op.name}' is declared data_movement but computes new values"
+
+
+@pytest.mark.parametrize("op, types, params", _eqns_of(lambda op: op.applies_fn))
+def test_applies_fn_ops_compute_their_sub_function(op, types, params):
+    rng = np.random.default_rng(5)
+    ins = [_random(t, rng) for t in types]
+    want = ir.eval_function(params["fn"], ins)[0]
+    assert _same(impls[op](*ins, **params), want), f"op '{op.name}' is declared applies_fn"

@@ -23,7 +23,7 @@ from ..tangent import jvp
 
 __all__ = ["call_p", "call"]
 
-call_p = new_op("call", elementwise=False, can_fail_on_values=False, runs_code=True)
+call_p = new_op("call", elementwise=False, can_fail_on_values=False, runs_code=True, applies_fn=True)
 
 
 def _shape(*types, fn):

@@ -58,8 +58,11 @@ from .layout import broadcast_to, reduce_sum
 
 __all__ = ["custom_vjp_p", "custom_jvp_p", "custom_vjp_call", "custom_jvp_call"]
 
-custom_vjp_p = new_op("custom_vjp", elementwise=False, can_fail_on_values=False, runs_code=True)
-custom_jvp_p = new_op("custom_jvp", elementwise=False, can_fail_on_values=False, runs_code=True)
+# Each computes its primal sub-Function params["fn"]; the others are derivative rules.
+custom_vjp_p = new_op("custom_vjp", elementwise=False, can_fail_on_values=False, runs_code=True,
+                      applies_fn=True)
+custom_jvp_p = new_op("custom_jvp", elementwise=False, can_fail_on_values=False, runs_code=True,
+                      applies_fn=True)
 
 
 # --- shared pieces ---------------------------------------------------------------
