@@ -59,6 +59,7 @@ from llvmlite import ir
 from ..ir import ops
 from ..ir.op import Op
 from .math_ir import FloatOps, add_call_attributes, declare_intrinsic, type_suffix
+from .math_erf import emit_erf, emit_erfc
 from .math_libmvec import (
     LIBMVEC,
     has_vector_variants,
@@ -121,6 +122,8 @@ MATH_FUNCTIONS: dict[Op, MathFunction] = {f.op: f for f in (
     MathFunction(ops.tanh_p, 1, Polynomial(emit_tanh)),
     MathFunction(ops.softplus_p, 1, Polynomial(emit_softplus)),
     MathFunction(ops.sigmoid_p, 1, Polynomial(emit_sigmoid)),
+    MathFunction(ops.erf_p, 1, Polynomial(emit_erf)),
+    MathFunction(ops.erfc_p, 1, Polynomial(emit_erfc)),
     MathFunction(ops.sqrt_p, 1, Intrinsic("llvm.sqrt")),
     MathFunction(ops.sin_p, 1, Libmvec("sin", "llvm.sin")),
     MathFunction(ops.cos_p, 1, Libmvec("cos", "llvm.cos")),

@@ -1,7 +1,7 @@
-"""Neural-network building blocks: softmax, log_softmax, logsumexp, relu and
-clip composed from existing ops; sigmoid and softplus, one op each (the IR's
-`sigmoid` and `softplus`, whose derivatives are sigmoid and sigmoid * (1 -
-sigmoid)).
+"""Neural-network building blocks: softmax, log_softmax, logsumexp, relu,
+gelu and clip composed from existing ops; sigmoid and softplus, one op each
+(the IR's `sigmoid` and `softplus`, whose derivatives are sigmoid and
+sigmoid * (1 - sigmoid)).
 
 Each is written so that no intermediate overflows for any finite input
 (so values and gradients stay finite at |x| = 1000) and so that its
@@ -20,7 +20,10 @@ from . import elementwise as ew
 from . import reductions
 from ._promote import as_tensor, float_operand, normalize_axis, promote
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "softplus", "clip"]
+__all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "softplus", "gelu", "clip"]
+
+_SQRT_HALF = float(np.sqrt(0.5))
+_SQRT_2_OVER_PI = float(np.sqrt(2.0 / np.pi))
 
 
 def _float_tensor(x):
@@ -170,6 +173,36 @@ def softplus(x):
         Tensor([0.00000000e+00, 6.93147181e-01, 1.00000000e+03], dtype=float64)
     """
     return bind(ew_ops.softplus_p, _float_tensor(x))
+
+
+def gelu(x, approximate=False):
+    """The Gaussian error linear unit x * P(X <= x), X standard normal.
+
+    Exact (the default, as PyTorch): x/2 * (1 + erf(x/sqrt(2))), computed as
+    x/2 * erfc(-x/sqrt(2)), the same function without the cancellation of
+    1 + erf(...) for x << 0. `approximate=True` is the tanh form (JAX's
+    default, BERT's and GPT-2's) x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))),
+    computed as x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x**3)), its equal.
+
+    Args:
+      x: a Tensor or array-like (integers become float64).
+      approximate: the tanh form instead of the exact one.
+
+    Returns:
+      A Tensor of x's shape.
+
+    Example::
+
+        >>> gradtape.gelu(gradtape.constant([-1.0, 0.0, 1.0]))
+        Tensor([-0.15865525,  0.        ,  0.84134475], dtype=float64)
+        >>> gradtape.gelu(gradtape.constant([-1.0, 0.0, 1.0]), approximate=True)
+        Tensor([-0.15880801,  0.        ,  0.84119199], dtype=float64)
+    """
+    x = _float_tensor(x)
+    if approximate:
+        inner = ew.multiply(2.0 * _SQRT_2_OVER_PI, ew.add(x, ew.multiply(0.044715, ew.power(x, 3.0))))
+        return ew.multiply(x, sigmoid(inner))
+    return ew.multiply(ew.multiply(0.5, x), ew.erfc(ew.multiply(-_SQRT_HALF, x)))
 
 
 _NO_VALUE = getattr(np, "_NoValue", None)  # NumPy's "argument not given" marker

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import re
 
 import numpy as np
@@ -36,7 +37,7 @@ from .loop_kernel import jit_loop, loop_module, target_machine
 
 HAS_LIBMVEC = bool(MATH_LIBRARIES)
 ARITY = {f.name: f.arity for f in MATH_FUNCTIONS.values()}
-POLY = ("exp", "expm1", "log", "log1p", "tanh", "softplus", "sigmoid")
+POLY = ("exp", "expm1", "log", "log1p", "tanh", "softplus", "sigmoid", "erf", "erfc")
 LIBMVEC = ("sin", "cos", "tan", "arctan", "pow")
 DTYPES = {"f64": np.float64, "f32": np.float32}
 IR_TYPES = {"f64": ir.DoubleType, "f32": ir.FloatType}
@@ -60,6 +61,9 @@ ULP_BOUND = {
     ("tan", "f64"): 4, ("tan", "f32"): 3.5,
     ("arctan", "f64"): 1, ("arctan", "f32"): 2.1,  # libmvec's SSE variant (x86-64-v2): 2.07
     ("pow", "f64"): 1, ("pow", "f32"): 1.0,
+    # against math.erf/erfc (glibc, within 1 ULP); float32 is computed in float64
+    ("erf", "f64"): 3, ("erf", "f32"): 0.5,
+    ("erfc", "f64"): 5, ("erfc", "f32"): 0.5,
 }
 
 def _in_long_double(fn):
@@ -68,7 +72,15 @@ def _in_long_double(fn):
     return lambda x: fn(x.astype(np.longdouble)).astype(np.float64)
 
 
+def _math_module(fn):
+    """A function of Python's math module applied to every element, in float64."""
+    ufunc = np.frompyfunc(fn, 1, 1)
+    return lambda x: ufunc(x).astype(np.float64)
+
+
 NUMPY = {
+    "erf": _math_module(math.erf),
+    "erfc": _math_module(math.erfc),
     "arctan": np.arctan,
     "pow": np.power,
     "softplus": _in_long_double(lambda x: np.logaddexp(0, x)),
@@ -153,6 +165,9 @@ def sample(name, dtype, n=100_000):
     elif name in ("sin", "cos", "tan"):
         x = [_both_signs(rng, tiny, 6 if f64 else 4, n // 4), rng.uniform(-10, 10, n // 2),
              _both_signs(rng, 6, huge, n // 40)]
+    elif name in ("erf", "erfc"):  # both branches and their seam at 1/2, both tails down to underflow
+        x = [rng.uniform(-6, 6, n // 4), rng.uniform(-30, 30, n // 4), _both_signs(rng, tiny, 1.5, n // 4),
+             rng.uniform(0.45, 0.55, n // 8), -rng.uniform(0.45, 0.55, n // 8)]
     elif name == "pow":
         lim = 300 if f64 else 37
         base = 10.0 ** rng.uniform(-lim, lim, n // 2)
@@ -202,6 +217,10 @@ SPECIAL = {  # name: [(inputs..., expected)], expected as NumPy gives it
                  (800.0, 800.0), (-800.0, 0.0), (1e300, 1e300), (-1e300, 0.0)],
     "sigmoid": [(0.0, 0.5), (-0.0, 0.5), (INF, 1.0), (-INF, 0.0), (NAN, NAN), (40.0, 1.0),
                 (800.0, 1.0), (-800.0, 0.0), (1e300, 1.0), (-1e300, 0.0)],
+    "erf": [(0.0, 0.0), (-0.0, -0.0), (INF, 1.0), (-INF, -1.0), (NAN, NAN), (6.0, 1.0), (-6.0, -1.0),
+            (1e-300, 1.1283791670955126e-300), (-1e-300, -1.1283791670955126e-300), (1e300, 1.0)],
+    "erfc": [(0.0, 1.0), (-0.0, 1.0), (INF, 0.0), (-INF, 2.0), (NAN, NAN), (30.0, 0.0), (-30.0, 2.0),
+             (1e-300, 1.0), (1e300, 0.0), (-1e300, 2.0)],
     "sqrt": [(0.0, 0.0), (-0.0, -0.0), (-1.0, NAN), (INF, INF), (-INF, NAN), (NAN, NAN), (4.0, 2.0)],
     "sin": [(0.0, 0.0), (-0.0, -0.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
     "cos": [(0.0, 1.0), (-0.0, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],

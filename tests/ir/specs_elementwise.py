@@ -1,5 +1,6 @@
 """Op specs of the elementwise ops, over broadcasting shape pairs."""
 import numpy as np
+from scipy import special
 from scipy.special import expit
 
 import gradtape as gt
@@ -32,6 +33,15 @@ SPECS = [
            numpy_fn=lambda x: np.logaddexp(0.0, x)),
     OpSpec("sigmoid_tails", gt.sigmoid, args(lambda rng: rng.uniform(-12, 12, (2, 3))), ops=("sigmoid",),
            numpy_fn=expit),
+    _unary("erf", gt.erf, special.erf),
+    # erfc on both sides of its branches' seam at |x| = 1/2 and out to its tail (erfc(4) = 1.5e-8)
+    OpSpec("erfc_tails", gt.erfc, args(lambda rng: rng.uniform(-4, 4, (2, 3))), ops=("erfc",),
+           numpy_fn=special.erfc),
+    OpSpec("gelu", gt.gelu, args(lambda rng: rng.uniform(-6, 6, (2, 3))), ops=("erfc", "mul"),
+           numpy_fn=lambda x: x * special.ndtr(x)),
+    OpSpec("gelu_tanh", lambda x: gt.gelu(x, approximate=True), args(normal(2, 3)),
+           ops=("sigmoid", "pow", "mul", "add"),
+           numpy_fn=lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))),
     _unary("abs", gt.abs, np.abs, positive(2, 3, lo=0.2, hi=2.0)),
     _unary("abs_negative", gt.abs, np.abs, positive(2, 3, lo=-2.0, hi=-0.2)),
     # Piecewise-constant ops: zero derivative away from their jumps.
