@@ -22,6 +22,8 @@ staged functions and tape backward plans share: the interpreter serves
 calls while native code compiles in the background), cache_key.py (what keys
 the cache), cache.py (the cache, compile_function, background compiles),
 disk_cache.py and entry_file.py (the cache on disk and its file format),
+trusted_path.py (opens the cache directory and its entries only when no
+other user can have written them),
 build.py (lower, JIT, bind the entry points), jit.py (parse, optimize,
 emit an object, load it), elf.py (the symbols an object needs, checked
 before loading), target.py (host target machine and pass pipeline),

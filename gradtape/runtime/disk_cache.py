@@ -4,11 +4,20 @@
     write(key, meta, payload)         # atomic; evicts least recently used entries past the bound
 
 Where: config.cache_dir (GRADTAPE_CACHE_DIR), by default
-$XDG_CACHE_HOME/gradtape or ~/.cache/gradtape, created private to the user
-(mode 0o700). Loading a file means running its machine code, so a
-directory that another user owns or may write to is refused (with a
-warning, once) and the disk cache stays off. `GRADTAPE_CACHE_DIR=""` or
+$XDG_CACHE_HOME/gradtape or ~/.cache/gradtape; directories it creates are
+mode 0o700 whatever the umask. `GRADTAPE_CACHE_DIR=""` or
 config.disk_cache = False turns it off.
+
+Loading an entry means running its machine code, so every operation opens
+the directory and the entry through trusted_path.py, on file descriptors,
+each time (a directory trusted once may be swapped later): the directory
+and each one above it must be this user's or root's and not writable by
+others (sticky directories such as /tmp excepted on the way, not for the
+cache directory itself), symbolic links on the way this user's or root's,
+and an entry a regular file of this user's, read up to the size it claims
+and at most MAX_ENTRY_BYTES. A directory that fails is not used (a
+RuntimeWarning, once per reason) and functions compile in memory; an
+entry that fails counts as `rejected`, with a warning, and is rebuilt.
 
 Each entry is `<key>.gtc` in entry_file.py's format; the key (cache_key.py's
 disk_key) is a hash of everything that determines the machine code. A read
@@ -28,24 +37,25 @@ compile proceeds without the disk.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-import tempfile
 import threading
 import time
 import warnings
 
-from . import config, entry_file
+from . import config, entry_file, trusted_path
 
 SUFFIX = ".gtc"
 _TMP_PREFIX = ".tmp-"
 _STALE_TMP_SECONDS = 3600  # a temporary file this old was left by a writer that died
+MAX_ENTRY_BYTES = 256 * 1024 * 1024  # far above any kernel's object code; bounds what a read may take
 
 _lock = threading.Lock()
 _COUNTERS = ("hits", "misses", "writes", "evictions", "rejected", "errors")
 _stats = dict.fromkeys(_COUNTERS, 0)
 _last: dict = {"rejected": None}  # why the last rejected entry was
-_checked_dirs: dict = {}  # path -> usable (bool), so the checks and the warning happen once
+_warned: set = set()  # (path, reason) already warned about: once each per process
 
 
 def _after_fork_in_child():
@@ -70,40 +80,50 @@ def enabled() -> bool:
     return bool(config.disk_cache) and config.cache_dir != ""
 
 
-def directory() -> str | None:
-    """The cache directory, created if needed, or None when the cache is off or the directory unsafe."""
+@contextlib.contextmanager
+def _opened(create: bool = True):
+    """The cache directory as a descriptor checked by trusted_path (closed after), or None when
+    the cache is off or the directory fails the checks (warned once per reason)."""
     if not enabled():
-        return None
+        yield None
+        return
     path = location()
-    usable = _checked_dirs.get(path)
-    if usable is None:
-        usable = _prepare(path)
-        _checked_dirs[path] = usable
-    return path if usable else None
-
-
-def _prepare(path: str) -> bool:
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.stat(path)
+        fd = trusted_path.open_directory(path, create=create)
+    except trusted_path.Untrusted as e:
+        _warn_once(path, f"not using {path} as the compile cache: {e}, and cached files are machine "
+                   "code this process would run. Point GRADTAPE_CACHE_DIR to a directory of your own "
+                   "(mode 700, in directories only you or root may write to), or set it to \"\" to turn "
+                   "the disk cache off")
+        yield None
+        return
+    except FileNotFoundError:
+        yield None  # not made yet, and not asked to make it
+        return
     except OSError as e:
-        warnings.warn(f"gradtape: the compile cache directory {path} cannot be created ({e}); "
-                      "compiled code is not kept on disk", RuntimeWarning, stacklevel=4)
-        return False
-    problem = None
-    if not stat.S_ISDIR(st.st_mode):
-        problem = "it is not a directory"
-    elif hasattr(os, "getuid") and st.st_uid != os.getuid():
-        problem = f"it belongs to another user (uid {st.st_uid})"
-    elif st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        problem = f"other users may write to it (mode {stat.S_IMODE(st.st_mode):o})"
-    if problem:
-        warnings.warn(
-            f"gradtape: not using {path} as the compile cache: {problem}, and cached files are "
-            "machine code this process would run. Point GRADTAPE_CACHE_DIR to a directory of your "
-            "own (mode 700), or set it to \"\" to turn the disk cache off", RuntimeWarning, stacklevel=4)
-        return False
-    return True
+        _warn_once(path, f"the compile cache directory {path} cannot be created or opened ({e}); "
+                   "compiled code is not kept on disk")
+        yield None
+        return
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _warn_once(path: str, message: str):
+    with _lock:
+        if (path, message) in _warned:
+            return
+        _warned.add((path, message))
+    warnings.warn(f"gradtape: {message}", RuntimeWarning, stacklevel=5)
+
+
+def directory() -> str | None:
+    """The cache directory, created if needed, or None when the cache is off or the directory fails
+    the checks. Checked now: by the time it is used it may have changed, so reads and writes check again."""
+    with _opened() as fd:
+        return None if fd is None else location()
 
 
 def _count(what: str, n: int = 1):
@@ -111,14 +131,19 @@ def _count(what: str, n: int = 1):
         _stats[what] += n
 
 
-def _path(directory_: str, key: str) -> str:
-    return os.path.join(directory_, key + SUFFIX)
+def _name(key: str) -> str:
+    return key + SUFFIX
 
 
 def has(key: str) -> bool:
-    """Whether an entry file for `key` exists (unchecked: `read` may still reject it)."""
-    d = directory()
-    return d is not None and os.path.exists(_path(d, key))
+    """Whether a regular file is there for `key` (unchecked otherwise: `read` may still reject it)."""
+    with _opened(create=False) as d:
+        if d is None:
+            return False
+        try:
+            return stat.S_ISREG(os.stat(_name(key), dir_fd=d, follow_symlinks=False).st_mode)
+        except OSError:
+            return False
 
 
 def read(key: str, kind: str) -> tuple | None:
@@ -128,20 +153,24 @@ def read(key: str, kind: str) -> tuple | None:
         key: the hex digest naming the entry (cache_key.disk_key).
         kind: what the entry must hold ("kernel", "wrappers").
     """
-    d = directory()
-    if d is None:
-        return None
-    path = _path(d, key)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        _count("misses")
-        return None
-    except OSError:
-        _count("errors")
-        _count("misses")
-        return None
+    with _opened() as d:
+        if d is None:
+            return None
+        try:
+            data = trusted_path.read_file(d, _name(key), MAX_ENTRY_BYTES)
+        except FileNotFoundError:
+            _count("misses")
+            return None
+        except trusted_path.Untrusted as e:
+            reason = f"refused: {e}"
+            _warn_once(location(), f"compile cache entry {os.path.join(location(), _name(key))} {reason}; "
+                       "it is compiled instead, and the new entry replaces it")
+            reject(key, reason)
+            return None
+        except OSError:
+            _count("errors")
+            _count("misses")
+            return None
     try:
         meta, payload = entry_file.decode(data)
         reason = _unsuitable(meta, key, kind)
@@ -150,10 +179,6 @@ def read(key: str, kind: str) -> tuple | None:
     if reason:
         reject(key, reason)
         return None
-    try:
-        os.utime(path)  # most recently used: the last to be evicted
-    except OSError:
-        pass
     _count("hits")
     return meta, payload
 
@@ -178,33 +203,32 @@ def reject(key: str, reason: str):
 
 def write(key: str, meta: dict, payload: bytes) -> bool:
     """Store an entry atomically, then evict past config.cache_max_bytes. True when written."""
-    d = directory()
-    if d is None:
-        return False
     data = entry_file.encode(dict(meta, key=key, built_for=entry_file.machine()), payload)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=SUFFIX, dir=d)  # mode 0o600
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, _path(d, key))
+    with _opened() as d:
+        if d is None:
+            return False
         tmp = None
-    except OSError:
-        _count("errors")
-        return False
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-    _count("writes")
-    evict(d)
+        try:
+            tmp = _TMP_PREFIX + os.urandom(8).hex() + SUFFIX
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=d)
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(fd, 0o600)  # whatever the umask
+                f.write(data)
+            os.replace(tmp, _name(key), src_dir_fd=d, dst_dir_fd=d)
+            tmp = None
+        except OSError:
+            _count("errors")
+            return False
+        finally:
+            if tmp is not None:
+                _unlink(d, tmp)
+        _count("writes")
+        _evict(d)
     return True
 
 
-def _entries(d: str) -> list:
-    """[(mtime, size, path)] of the entries in `d`; stale temporary files are removed on the way."""
+def _entries(d: int) -> list:
+    """[(mtime, size, name)] of the entries in directory `d`; stale temporary files are removed on the way."""
     out = []
     now = time.time()
     try:
@@ -212,23 +236,22 @@ def _entries(d: str) -> list:
     except OSError:
         return out
     for name in names:
-        path = os.path.join(d, name)
         try:
-            st = os.stat(path)
+            st = os.stat(name, dir_fd=d, follow_symlinks=False)
         except OSError:
             continue  # removed meanwhile (another process evicting)
         if name.startswith(_TMP_PREFIX):
             if now - st.st_mtime > _STALE_TMP_SECONDS:
-                _unlink(path)
+                _unlink(d, name)
             continue
         if name.endswith(SUFFIX) and stat.S_ISREG(st.st_mode):
-            out.append((st.st_mtime, st.st_size, path))
+            out.append((st.st_mtime, st.st_size, name))
     return out
 
 
-def _unlink(path: str) -> bool:
+def _unlink(d: int, name: str) -> bool:
     try:
-        os.unlink(path)
+        os.unlink(name, dir_fd=d)
         return True
     except FileNotFoundError:
         return False
@@ -237,20 +260,23 @@ def _unlink(path: str) -> bool:
         return False
 
 
-def evict(d: str | None = None):
+def evict():
     """Remove least recently used entries until the cache holds at most config.cache_max_bytes."""
-    d = d or directory()
-    if d is None:
-        return
+    with _opened(create=False) as d:
+        if d is not None:
+            _evict(d)
+
+
+def _evict(d: int):
     entries = _entries(d)
     total = sum(size for _, size, _ in entries)
     bound = int(config.cache_max_bytes)
     if total <= bound:
         return
-    for _, size, path in sorted(entries):
+    for _, size, name in sorted(entries):
         if total <= bound:
             break
-        if _unlink(path):
+        if _unlink(d, name):
             _count("evictions")
         total -= size
 
@@ -271,14 +297,15 @@ def cache_info() -> dict:
         >>> gradtape.cache_info()["entries"]
         12
     """
-    d = directory()
-    entries = _entries(d) if d else []
+    with _opened() as d:
+        entries = _entries(d) if d is not None else []
+        usable = d is not None
     with _lock:
         info = dict(_stats)
         info["last_rejected"] = _last["rejected"]
     info.update(
         location=location(),
-        enabled=d is not None,
+        enabled=usable,
         entries=len(entries),
         bytes=sum(size for _, size, _ in entries),
         max_bytes=int(config.cache_max_bytes),
@@ -291,10 +318,10 @@ def clear_cache():
 
     Compiled functions already loaded keep working; a new process compiles again.
     """
-    d = directory()
-    if d is not None:
-        for _, _, path in _entries(d):
-            _unlink(path)
+    with _opened(create=False) as d:
+        if d is not None:
+            for _, _, name in _entries(d):
+                _unlink(d, name)
     with _lock:
         for k in _COUNTERS:
             _stats[k] = 0
