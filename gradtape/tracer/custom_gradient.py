@@ -155,6 +155,25 @@ def custom_gradient(f):
         ...     def grad_fn(upstream):
         ...         return upstream * (1 - 1 / (1 + e))
         ...     return gradtape.log(1 + e), grad_fn
+        >>> x = gradtape.constant(100.0)
+        >>> with gradtape.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = log1pexp(x)
+        >>> float(tape.gradient(y, x))      # exp(100) / (1 + exp(100)) would overflow
+        1.0
+
+    With a Variable read inside, TensorFlow's `variables=` form::
+
+        >>> w = gradtape.Variable(3.0)
+        >>> @gradtape.custom_gradient
+        ... def scale(x):
+        ...     def grad_fn(upstream, variables=None):
+        ...         return upstream * w, [gradtape.sum(upstream * x)]   # (input_grads, variable_grads)
+        ...     return w * x, grad_fn
+        >>> with gradtape.GradientTape() as tape:
+        ...     y = gradtape.sum(scale(gradtape.constant([1.0, 2.0])))
+        >>> float(tape.gradient(y, w))
+        3.0
     """
     name = getattr(f, "__name__", "custom_gradient")
 

@@ -165,26 +165,65 @@ class GradientTape:
         _record(self._tape, op, args, params, result, self._watch_accessed_variables)
 
     def stop_recording(self):
-        """A context in which ops are not recorded on this tape.
+        """A context in which ops are not recorded on this tape (and, when no other tape
+        records, `watch` is ignored), as TensorFlow's.
+
+        Returns:
+          A context manager; the tape records again when it exits.
 
         Raises:
           RuntimeError: if the tape is not currently recording.
+
+        Example::
+
+            >>> x = gradtape.constant(4.0)
+            >>> with gradtape.GradientTape() as tape:
+            ...     tape.watch(x)
+            ...     with tape.stop_recording():
+            ...         y = x ** 2
+            >>> print(tape.gradient(y, x))
+            None
         """
         return _StopRecording(self)
 
     def reset(self):
-        """Clear everything recorded, as if the context were exited and re-entered.
+        """Clear everything recorded (and watched), as if the context were exited and
+        re-entered, without leaving it.
 
         Raises:
           ValueError: if the tape is not recording.
+
+        Example::
+
+            >>> v = gradtape.Variable(1.0)
+            >>> with gradtape.GradientTape() as tape:
+            ...     loss = v * v
+            ...     tape.reset()
+            ...     loss = loss + 3.0 * v       # only this is recorded now
+            >>> float(tape.gradient(loss, v))
+            3.0
         """
         self._pop_tape()
         self._tape = None
         self._push_tape()
 
     def watched_variables(self) -> tuple:
-        """The Variables this tape watches (read on it, or watched explicitly; of any
-        dtype), in the order the variables were created, as TensorFlow lists them."""
+        """The Variables this tape watches, as TensorFlow lists them.
+
+        Returns:
+          A tuple of the Variables read on the tape (trainable ones, while
+          `watch_accessed_variables`) or watched explicitly, of any dtype, in
+          the order the variables were created. A used non-persistent tape
+          still answers.
+
+        Example::
+
+            >>> a, b = gradtape.Variable(1.0), gradtape.Variable(2.0)
+            >>> with gradtape.GradientTape() as tape:
+            ...     y = b * a
+            >>> tape.watched_variables() == (a, b)
+            True
+        """
         if self._tape is None:
             return in_creation_order(*self._watched_after_use)
         return in_creation_order(self._tape.variables, self._tape.watched_integers)
@@ -329,15 +368,38 @@ class GradientTape:
     ):
         """Jacobian of a single tensor `target` with respect to each of `sources`.
 
-        Each result has shape `target.shape + source.shape`. All rows come
-        from one run of the backward function vectorized over the identity
-        (the batching pass), compiled and cached like a gradient's backward;
-        `experimental_use_pfor=False` runs one backward per row instead (and,
-        as in TensorFlow, needs a persistent tape).
+        All rows come from one run of the backward function vectorized over the
+        identity (the batching pass), compiled and cached like a gradient's
+        backward; `experimental_use_pfor=False` runs one backward per row
+        instead (and, as in TensorFlow, needs a persistent tape).
+
+        Args:
+          target: a Tensor (a Variable target is the variable itself: the
+            identity with respect to that Variable).
+          sources: a Tensor, Variable or nested structure of them.
+          unconnected_gradients: "none" (default) or "zero", for sources the
+            target does not depend on.
+          parallel_iterations: accepted for TensorFlow's signature; unused.
+          experimental_use_pfor: False for one backward run per row.
+
+        Returns:
+          The structure of `sources`, each entry of shape `target.shape +
+          source.shape` (or None for an unconnected source).
 
         Raises:
           RuntimeError: on a used non-persistent tape, or with
             `experimental_use_pfor=False` on a non-persistent tape (as TensorFlow).
+          TypeError: if `target` is not a Tensor, or a source is not a Tensor.
+
+        Example::
+
+            >>> x = gradtape.constant([1.0, 2.0])
+            >>> with gradtape.GradientTape() as tape:
+            ...     tape.watch(x)
+            ...     y = x * x
+            >>> tape.jacobian(y, x).numpy()
+            array([[2., 0.],
+                   [0., 4.]])
         """
         self._check_usable()
         unconnected = _unconnected_mode(unconnected_gradients)
@@ -392,14 +454,35 @@ class GradientTape:
     ):
         """Per-example Jacobians: result[i] is the Jacobian of target[i] w.r.t. source[i].
 
-        `target` has shape [b, y1, ...] and `source` [b, x1, ...]; the result has
-        shape [b, y1, ..., x1, ...]. target[i] must depend only on source[i].
-
         As in TensorFlow, a source the target does not depend on gets zeros,
-        whatever `unconnected_gradients` says.
+        whatever `unconnected_gradients` says. Unlike TensorFlow, rank-1
+        tensors are accepted (one scalar per example).
+
+        Args:
+          target: a Tensor of shape [b, y1, ...]; target[i] must depend only
+            on source[i].
+          source: a Tensor or Variable of shape [b, x1, ...].
+          unconnected_gradients: checked ("none" or "zero"); see above.
+          parallel_iterations: accepted for TensorFlow's signature; unused.
+          experimental_use_pfor: False for one backward run per row of an example.
+
+        Returns:
+          A Tensor of shape [b, y1, ..., x1, ...].
 
         Raises:
           ValueError: if the first dimensions of target and source differ.
+          RuntimeError: on a used non-persistent tape, or with
+            `experimental_use_pfor=False` on a non-persistent tape.
+
+        Example::
+
+            >>> x = gradtape.constant([[1.0, 2.0], [3.0, 4.0]])
+            >>> with gradtape.GradientTape() as tape:
+            ...     tape.watch(x)
+            ...     y = x * x
+            >>> tape.batch_jacobian(y, x).numpy()[1]
+            array([[6., 0.],
+                   [0., 8.]])
         """
         self._check_usable()
         _unconnected_mode(unconnected_gradients)  # still reject unknown values

@@ -717,3 +717,27 @@ def test_piecewise_constant_functions_have_zero_gradient_not_none_unlike_tf(fn):
     g = t.gradient(y, x)
     assert g is not None  # TF: None
     np.testing.assert_array_equal(value(g), np.zeros(3))
+
+
+def test_variable_dtype_argument_converts_the_initial_value():
+    v = gt.Variable(1, dtype=np.float32)
+    assert v.dtype == np.float32 and float(v) == 1.0
+
+
+def test_a_variable_is_used_like_a_tensor_and_its_ops_give_tensors():
+    v = gt.Variable(gt.constant([1.0, 2.0]))
+    out = v + 1
+    assert type(out) is gt.Tensor
+    np.testing.assert_array_equal(out.numpy(), [2.0, 3.0])
+
+
+def test_a_read_value_does_not_change_when_the_variable_is_assigned():
+    v = gt.Variable([1.0, 2.0])
+    read = v.read_value()
+    v.assign([5.0, 6.0])
+    np.testing.assert_array_equal(read.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(v.numpy(), [5.0, 6.0])
+
+
+def test_variable_repr_names_shape_dtype_and_value():
+    assert repr(gt.Variable(np.zeros(2), name="z")) == "<Variable 'z' shape=(2,) dtype=float64 numpy=[0., 0.]>"
