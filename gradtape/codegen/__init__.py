@@ -30,36 +30,11 @@ machine code loaded from a cache or a file).
 """
 from __future__ import annotations
 
-import contextvars
-import dataclasses
+from . import blas
+from .lowered import Lowered, LoweringError, Unsupported, _use_blas, blas_allowed  # noqa: F401
+from .lowering import lower_function
 
 CODEGEN_VERSION = 2  # bump when generated code changes: it keys every cache
-
-
-class Unsupported(Exception):
-    """The Function holds something code generation cannot compile (the message says what)."""
-
-
-class LoweringError(Unsupported):
-    """Code generation failed on an equation it should handle (a code generator
-    bug); the message names the equation.
-
-    A subclass of Unsupported, so the runtime still falls back to the interpreter.
-    """
-
-
-@dataclasses.dataclass
-class Lowered:
-    module: object  # llvmlite.ir.Module
-    name: str
-    in_types: tuple
-    out_types: tuple
-    arena_bytes: int = 0
-    externals: dict = dataclasses.field(default_factory=dict)
-    libraries: tuple = ()
-
-
-_use_blas = contextvars.ContextVar("gradtape_codegen_use_blas", default=True)
 
 
 def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
@@ -70,8 +45,6 @@ def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
         name: the symbol of the entry function.
         blas: large contractions call NumPy's OpenBLAS (True) or are loops (False).
     """
-    from .lowering import lower_function
-
     if blas:
         return lower_function(fn, name)
     token = _use_blas.set(False)
@@ -81,15 +54,8 @@ def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
         _use_blas.reset(token)
 
 
-def blas_allowed() -> bool:
-    """Whether the lowering in progress may call BLAS (see `lower`)."""
-    return _use_blas.get()
-
-
 def external_address(symbol: str) -> int | None:
     """The address in this process of an external generated code may name in
     Lowered.externals (BLAS routines), or None when it is not one of those
     (libraries' symbols, such as libmvec's, resolve by loading the library)."""
-    from . import blas
-
     return blas.symbol_address(symbol)

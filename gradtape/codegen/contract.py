@@ -31,7 +31,8 @@ import numpy as np
 
 from ..ir import TensorType, ops
 from ..ir.ops.contract import parse_spec
-from . import blas, blas_allowed
+from . import blas
+from .lowered import blas_allowed
 from .dtypes import I32, constant
 from .nodes import Const, Map, Node, Reindex, View
 from .reductions import REDUCE_FLAGS

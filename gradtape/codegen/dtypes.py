@@ -10,7 +10,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 import numpy as np
 
-from . import Unsupported
+from .lowered import Unsupported
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)

@@ -29,7 +29,7 @@ import llvmlite.ir as ir
 from ..ir import Literal, Var
 from ..ir.inline_calls import inline_calls
 from ..ir.passes import dce
-from . import LoweringError, Lowered, Unsupported
+from .lowered import Lowered, LoweringError, Unsupported
 from .arena import plan_arena
 from .context import BuildContext
 from .dtypes import I8, storage_type

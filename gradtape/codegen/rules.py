@@ -42,7 +42,8 @@ import numpy as np
 
 from ..ir import Literal, ops
 from ..ir.op import Op
-from . import LoweringError, Unsupported, layout
+from . import layout
+from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
 from .math_pow import pow_shortcut

@@ -48,7 +48,7 @@ from ..tracer import signature, tape_stack
 from ..tracer.signature import F64, STATIC, as_array
 from ..tracer.trace import trace_call
 from . import nesting, tape_calls
-from .transforms import Forward
+from .transforms import Differentiate, Forward
 
 CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "compiles"])
 
@@ -337,19 +337,29 @@ class StagedFunction:
     def grad(self) -> "StagedFunction":
         """`gradtape.grad(self)`: the gradient w.r.t. argument 0, sharing this function's traces."""
         if self._grad is None:
-            from .api import grad
-
-            self._grad = grad(self)
+            self._grad = self._derivative(return_value=False)
         return self._grad
 
     @property
     def value_and_grad(self) -> "StagedFunction":
         """`gradtape.value_and_grad(self)`, sharing this function's traces."""
         if self._value_and_grad is None:
-            from .api import value_and_grad
-
-            self._value_and_grad = value_and_grad(self)
+            self._value_and_grad = self._derivative(return_value=True)
         return self._value_and_grad
+
+    def _derivative(self, return_value: bool) -> "StagedFunction":
+        """grad(self) or value_and_grad(self) w.r.t. argument 0, as gradtape.grad builds it: a
+        forward staging's Python function is traced directly, sharing its traces."""
+        name = "value_and_grad" if return_value else "grad"
+        if 0 in self._static:
+            raise ValueError(f"{name}: argument 0 is both in argnums and static_argnums; "
+                             "a static argument cannot be differentiated")
+        transform = Differentiate(0, False, return_value)
+        forward = self._forward_parts()
+        if forward is not None:
+            fun, static, traces = forward
+            return StagedFunction(fun, transform, tuple(sorted(static)), traces)
+        return StagedFunction(self, transform, self.static_argnums)
 
     def _forward_parts(self):
         """(fun, static_argnums, traces) when this is a plain forward staging, else None:
