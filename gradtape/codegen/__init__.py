@@ -34,7 +34,7 @@ from . import blas
 from .lowered import Lowered, LoweringError, Unsupported, _use_blas, blas_allowed  # noqa: F401
 from .lowering import lower_function
 
-CODEGEN_VERSION = 2  # bump when generated code changes: it keys every cache
+CODEGEN_VERSION = 3  # bump when generated code changes: it keys every cache
 
 
 def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
