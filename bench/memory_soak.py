@@ -12,9 +12,11 @@ Two soaks, each in a fresh process (so neither inherits the other's heap):
 Each prints RSS (MiB, from /proc/self/status) at the start (after the
 imports and one warm-up shape), after the soak, and after
 `gt.clear_cache()` plus a garbage collection, with the runtime's cache
-counters. The disk cache is off (GRADTAPE_CACHE_DIR=""): this measures
-what a process keeps in memory. Target (issue 14): the staged soak ends
-within 200 MB of its start.
+counters, how many compiles ran in the process itself (the rest ran in
+LLVM's worker process, runtime/llvm_worker.py, whose RSS is shown apart)
+The disk cache is off (GRADTAPE_CACHE_DIR=""): this measures what a
+process keeps in memory. Target (issue 14): the staged soak ends within
+200 MB of its start.
 
     python bench/memory_soak.py [--shapes 3000] [--eager-shapes 1000] [--mode staged eager]
 """
@@ -30,8 +32,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def rss_mib() -> float:
-    with open("/proc/self/status") as f:
+def rss_mib(pid="self") -> float:
+    with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
@@ -77,10 +79,14 @@ def _child(mode: str, n: int):
 
     result = (_staged if mode == "staged" else _eager)(n)
     import gradtape as gt
+    from gradtape.runtime import jit, llvm_worker
 
     gc.collect()
     result["end"] = rss_mib()
     result["runtime_cache"] = gt.runtime.cache_info()
+    result["in_process_compiles"] = jit.in_process_compiles
+    worker = llvm_worker._current
+    result["worker_rss"] = rss_mib(worker.process.pid) if worker is not None else None
     gt.clear_cache()
     gc.collect()
     result["after_clear"] = rss_mib()
@@ -110,7 +116,8 @@ def main():
         print(f"{mode:7s} {r['n']:5d} shapes: RSS {r['start']:7.1f} -> {r['end']:7.1f} MiB "
               f"(+{r['end'] - r['start']:.1f}), after clear_cache {r['after_clear']:7.1f} MiB; "
               f"runtime cache: {c['entries']} entries, {c['compiles']} compiles, "
-              f"{c.get('evictions', 'n/a')} evictions")
+              f"{c['evictions']} evictions; {r['in_process_compiles']} compiles in this process, "
+              f"the rest in LLVM's worker process" + (f" (RSS now {r['worker_rss']:.1f} MiB)" if r["worker_rss"] else ""))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import time
 
 import llvmlite.binding as llvm
 
-from . import config, elf, target
+from . import config, elf, llvm_worker, target
 from .errors import CompileError
 
 _loaded_libraries: set = set()
@@ -67,14 +67,13 @@ def _unresolvable(names) -> list:
     return missing
 
 
-def unresolved_symbols(module: llvm.ModuleRef) -> list:
-    """Names the module declares but does not define and the process cannot resolve."""
-    declared = [
+def declared_symbols(module: llvm.ModuleRef) -> list:
+    """Names the module declares but does not define (LLVM's intrinsics left out)."""
+    return [
         gv.name
         for gv in list(module.functions) + list(module.global_variables)
         if gv.is_declaration and not gv.name.startswith("llvm.")
     ]
-    return _unresolvable(declared)
 
 
 class NativeCode:
@@ -141,11 +140,58 @@ def compile_object(kernel_ir: str, externals: dict, libraries, timings: dict, la
                    level: int | None = None, vectorize: bool = True, machine=None) -> bytes:
     """The object file of one module given as LLVM IR text (the `parse`, `optimize`, `emit_object` stages).
 
+    After config.llvm_worker_after compiles in this process, host-machine
+    compiles run in llvm_worker.py's child process (LLVM's pass pipeline
+    leaks; the child takes the leak with it when it is replaced).
+
     Args: as jit_compile; `machine` is the TargetMachine to emit with
     (default: the host's JIT machine, target.host_machine()).
     Returns:
         The object file's bytes, every symbol it needs resolvable in this process.
     """
+    global in_process_compiles
+    level = config.opt_level if level is None else level
+    compiled = _compile_in_worker(kernel_ir, timings, label, level, vectorize) if _worker_wanted(machine) else None
+    if compiled is None:
+        with target.llvm_lock:
+            compiled = optimize_and_emit(kernel_ir, timings, label, level, vectorize, machine)
+            in_process_compiles += 1
+    obj, declared = compiled
+    with target.llvm_lock:
+        register_symbols(externals, libraries)
+        missing = _unresolvable(declared)
+    if missing:
+        raise CompileError(
+            f"generated code for {label} uses symbols this process cannot resolve: "
+            f"{', '.join(missing)} (codegen must list them in Lowered.externals or .libraries)"
+        )
+    return obj
+
+
+in_process_compiles = 0  # what config.llvm_worker_after counts
+
+
+def _worker_wanted(machine) -> bool:
+    after = int(config.llvm_worker_after)
+    return machine is None and not config.dump and 0 <= after <= in_process_compiles
+
+
+def _compile_in_worker(kernel_ir, timings, label, level, vectorize):
+    """(object, declared names) from the worker process, or None when there is no usable worker."""
+    with llvm_worker.lock():
+        worker = llvm_worker.shared(target.identity())
+        if worker is None:
+            return None
+        try:
+            return worker.compile(kernel_ir, level, vectorize, bool(config.loop_unrolling), timings, label)
+        except CompileError:
+            if worker.process.poll() is not None:
+                llvm_worker.discard(worker)
+            raise
+
+
+def optimize_and_emit(kernel_ir: str, timings: dict, label: str, level: int, vectorize: bool, machine=None):
+    """Parse, optimize and emit one module here: (object bytes, names it declares but does not define)."""
     with target.llvm_lock:
         t = time.perf_counter()
         module = _parse(kernel_ir, label)
@@ -156,18 +202,12 @@ def compile_object(kernel_ir: str, externals: dict, libraries, timings: dict, la
         _dump("opt", lambda: str(module), label)
         t = _timed(timings, "optimize", t)
 
-        register_symbols(externals, libraries)
-        missing = unresolved_symbols(module)
-        if missing:
-            raise CompileError(
-                f"generated code for {label} uses symbols this process cannot resolve: "
-                f"{', '.join(missing)} (codegen must list them in Lowered.externals or .libraries)"
-            )
+        declared = declared_symbols(module)
         machine = machine or target.host_machine()
         obj = machine.emit_object(module)
         _dump("asm", lambda: machine.emit_assembly(module), label)
         _timed(timings, "emit_object", t)
-        return obj
+        return obj, declared
 
 
 def load_object(obj: bytes, externals: dict, libraries, timings: dict, label: str = "") -> NativeCode:

@@ -1,0 +1,214 @@
+"""LLVM's optimization and code emission in a worker process, recycled before its leaks add up.
+
+Why: each run of llvmlite's new pass manager (llvmlite 0.50, LLVM 22)
+leaves about 2.5 KB per pass executed on the C heap that nothing frees,
+about 175 KB per kernel at O2 with vectorization: 3,000 signatures took
+over 500 MB that neither evicting compiled functions nor clear_cache()
+could return (bench/memory_soak.py). Loading machine code leaks nothing
+and an engine gives its code back when freed, so only the compile needs
+moving: after config.llvm_worker_after compiles in this process, `parse`,
+`optimize` and `emit_object` run in a child process instead, which exits
+after WORKER_COMPILES requests (its leaks go with it) and is replaced.
+
+    worker = shared()                        # None: compile in this process
+    obj, declared = worker.compile(ir_text, level, vectorize, unrolling, timings, label)
+
+The child is a fresh interpreter (never a fork of this threaded process)
+running `serve()` with the same gradtape on sys.path and the same
+environment; it reports its target (target.identity()) first, and is used
+only when that equals this process's, so its object code is what this
+process would have emitted. Dumps (config.dump) stay in this process.
+
+If the child dies while compiling (LLVM aborts on some input), the compile
+raises CompileError naming the signal: the runtime then serves that
+function with the interpreter and warns, instead of losing the process.
+
+Protocol on the child's stdin/stdout: frames of a 4-byte header length, a
+JSON header, an 8-byte payload length and the payload (IR text in, object
+code out).
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+WORKER_COMPILES = 256  # requests a child serves before it exits (its leak: about 45 MB by then)
+_HEADER = struct.Struct("<I")
+_PAYLOAD = struct.Struct("<Q")
+
+
+class WorkerDied(Exception):
+    """The child exited or broke the protocol; the message says how."""
+
+
+def _write_frame(stream, header: dict, payload: bytes):
+    head = json.dumps(header).encode()
+    stream.write(_HEADER.pack(len(head)) + head + _PAYLOAD.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def _read_exact(stream, n: int) -> bytes:
+    data = stream.read(n)
+    if data is None or len(data) != n:
+        raise WorkerDied("the stream ended")
+    return data
+
+
+def _read_frame(stream) -> tuple:
+    (n,) = _HEADER.unpack(_read_exact(stream, _HEADER.size))
+    header = json.loads(_read_exact(stream, n))
+    (m,) = _PAYLOAD.unpack(_read_exact(stream, _PAYLOAD.size))
+    return header, _read_exact(stream, m)
+
+
+class Worker:
+    """One child process compiling IR text to object code, one request at a time."""
+
+    def __init__(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from gradtape.runtime.llvm_worker import serve; serve()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
+        )
+        self.served = 0
+        self.identity = None  # read by ready()
+
+    def ready(self) -> dict:
+        """The child's target identity (blocks until it has started)."""
+        if self.identity is None:
+            header, _ = _read_frame(self.process.stdout)
+            self.identity = header["identity"]
+        return self.identity
+
+    def compile(self, ir_text: str, level: int, vectorize: bool, unrolling: bool, timings: dict, label: str):
+        """(object bytes, names the optimized module declares but does not define).
+
+        Raises:
+            CompileError: LLVM rejected the IR (its message), or the child died (how).
+        """
+        from .errors import CompileError
+
+        try:
+            _write_frame(self.process.stdin, {"level": level, "vectorize": vectorize, "unrolling": unrolling,
+                                              "label": label}, ir_text.encode())
+            header, obj = _read_frame(self.process.stdout)
+        except (WorkerDied, OSError, ValueError) as e:
+            raise CompileError(f"LLVM's worker process died compiling {label} ({self._death(e)})") from None
+        finally:
+            self.served += 1
+        for stage, seconds in header.get("timings", {}).items():
+            timings[stage] = timings.get(stage, 0.0) + seconds
+        if "error" in header:
+            raise CompileError(header["error"])
+        return obj, header["declared"]
+
+    def _death(self, error) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return f"it stopped answering: {error}"
+        return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+
+    def close(self):
+        """Let the child finish (end of its input) and close the pipes; kill it if it does not."""
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+
+
+_lock = threading.Lock()
+_current: Worker | None = None
+_refused = False  # a child reported another target: compile in this process from now on
+in_process_compiles = 0  # compiles run in this process so far (jit.py counts them)
+
+
+def shared(identity: dict):
+    """The running worker (started, or replaced once it has served WORKER_COMPILES), or None when
+    a worker's target differs from `identity` or none can be started. Call with `lock()` held."""
+    global _current, _refused
+    if _refused:
+        return None
+    if _current is not None and (_current.served >= WORKER_COMPILES or _current.process.poll() is not None):
+        _current.close()
+        _current = None
+    if _current is None:
+        worker = None
+        try:
+            worker = Worker()
+            usable = worker.ready() == identity
+        except (OSError, WorkerDied, ValueError):
+            usable = False
+        if not usable:
+            _refused = True
+            if worker is not None:
+                worker.close()
+            return None
+        _current = worker
+    return _current
+
+
+def lock() -> threading.Lock:
+    return _lock
+
+
+def discard(worker: Worker):
+    """Forget `worker` (it died): the next compile starts another."""
+    global _current
+    if _current is worker:
+        _current = None
+    worker.close()
+
+
+def _close_at_exit():
+    if _current is not None:
+        _current.close()
+
+
+atexit.register(_close_at_exit)
+
+
+def _after_fork_in_child():
+    """A forked child shares the parent's pipes: it must start its own worker."""
+    global _current, _lock
+    _current = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def serve():
+    """The child's loop: compile each request until stdin closes."""
+    from . import config, jit, target
+    from .errors import CompileError
+
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing else may write into the protocol stream
+    _write_frame(stdout, {"identity": target.identity()}, b"")
+    while True:
+        try:
+            request, ir_bytes = _read_frame(stdin)
+        except WorkerDied:
+            return
+        timings: dict = {}
+        config.loop_unrolling = request["unrolling"]
+        try:
+            obj, declared = jit.optimize_and_emit(ir_bytes.decode(), timings, request["label"],
+                                                  request["level"], request["vectorize"])
+            reply = {"declared": declared, "timings": timings}
+        except CompileError as e:
+            obj, reply = b"", {"error": str(e), "timings": timings}
+        _write_frame(stdout, reply, obj)
