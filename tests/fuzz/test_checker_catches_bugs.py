@@ -57,3 +57,14 @@ def test_finite_differences_are_skipped_at_a_kink():
     assert differential.smooth_directional_derivative(fn, kink.inputs, kink.tangents) is None
     smooth = [np.array([0.5, 1.0])]
     assert differential.smooth_directional_derivative(fn, smooth, kink.tangents) is not None
+
+
+def test_a_nan_intermediate_no_output_uses_is_not_a_smooth_point():
+    # sqrt of the negative inputs is NaN although take() drops it; the chain rule
+    # then gives 0 * NaN = NaN for those inputs, as JAX does: not a finding.
+    unused = _program(
+        "def f(x0):\n    v0 = gt.sqrt(gt.pad(x0, (1, 1), constant_values=3.0))\n"
+        "    v1 = gt.take(v0, [0])\n    return gt.sum(v1 * _w(v1))\n",
+        [-4.5, 1.75],
+    )
+    assert differential.check(unused) == []
