@@ -149,12 +149,16 @@ def _report(found: dict, done: int, seconds: float) -> None:
     sys.path.insert(0, ROOT)
     from tests.fuzz import generator
 
-    by_category = collections.Counter(c for fs in found.values() for c in {c for c, _ in fs})
+    def kind(category):  # "mismatch:staged_grad[1]" -> "mismatch:staged_grad"
+        return category.split("[")[0].split(" row ")[0]
+
+    per_program = {seed: {kind(c) for c, _ in fs} for seed, fs in found.items()}
+    by_category = collections.Counter(c for cats in per_program.values() for c in cats)
+    mismatched = sum(any(c.startswith("mismatch:") for c in cats) for cats in per_program.values())
+    crashed = sum(any(c.startswith(("crash:", "harness:")) for c in cats) for cats in per_program.values())
     print(f"\n{done} programs in {seconds:.0f} s; {len(found)} with findings")
-    kinds = collections.Counter()
-    for category, count in by_category.items():
-        kinds[category.split(":")[0]] += count
-    print(f"programs with a mismatch: {kinds['mismatch']}, with a crash: {kinds['crash'] + kinds['harness']}")
+    print(f"programs with a mismatch: {mismatched}, with a crash: {crashed}")
+    print("programs by category (one program may be in several):")
     for category, count in sorted(by_category.items()):
         print(f"  {count:6d}  {category}")
     for seed in sorted(found):
