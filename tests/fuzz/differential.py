@@ -29,7 +29,7 @@ from .generator import WEIGHT_HELPER, Program
 # rtol of compiled (or eager) against interpreted results of the same IR, by
 # dtype: native math differs from NumPy's by a few ulp, and fused or
 # reassociated sums by a few more; wrong rules are off by far more.
-TIGHT = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-4}
+TIGHT = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-3}
 # Ops whose result changes discontinuously (or whose derivative does) at some
 # input: their decision at each point is part of the point's fingerprint.
 _KINKS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
@@ -264,13 +264,14 @@ def _evaluate(fn, args):
 
 def fingerprint(fn: ir.Function, args) -> list:
     """Every discrete decision the forward makes at `args` (comparisons, signs at kinks,
-    which element a max picks, which values are finite, float32 roundings): equal
+    which element a max picks, which values are finite): equal
     fingerprints at nearby points mean no kink or domain edge lies between them.
 
-    The last entry is True when some op sits exactly on a singularity of its
-    derivative (sqrt, log or a power at 0, a division by 0): there the chain rule
-    gives inf or NaN even where the function is locally constant (norm(0 * x)),
-    as in JAX, so finite differences do not apply.
+    The last entry is True when finite differences do not apply: some op sits
+    exactly on a singularity of its derivative (sqrt, log or a power at 0, a
+    division by 0), where the chain rule gives inf or NaN even where the
+    function is locally constant (norm(0 * x)), as in JAX; or a value is
+    rounded to a narrower float.
     """
     prints = []
     singular = False
@@ -284,7 +285,9 @@ def fingerprint(fn: ir.Function, args) -> list:
         if name in _SINGULAR_AT and np.any(np.asarray(vals[_SINGULAR_AT[name][0]]) == _SINGULAR_AT[name][1]):
             singular = True
         if name == "cast" and out.dtype.itemsize < np.asarray(vals[0]).dtype.itemsize:
-            prints.append(out)  # rounding to float32 is a step function
+            # Rounding to float32 is a step function (derivative 0 almost everywhere),
+            # differentiated as the identity: finite differences cannot check it.
+            singular = True
         if name in _KINKS:
             if name in ("maximum", "minimum"):
                 prints.append(np.sign(np.asarray(vals[0]) - np.asarray(vals[1])))
