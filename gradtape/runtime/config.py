@@ -57,6 +57,12 @@ Each is a plain module attribute, so tests and programs may also assign it:
 - `memory_cache_bytes` (GRADTAPE_MEMORY_CACHE_BYTES, default 256 MiB): the
   same cache's bound on the machine code and private scratch arenas of
   the functions it holds (cache.py's footprint); 0 or less means no bound.
+- `llvm_worker_after` (GRADTAPE_LLVM_WORKER_AFTER, default 256): after this
+  many compiles in the process, LLVM's optimization and code emission run
+  in a child process that is replaced every 256 compiles (llvm_worker.py):
+  each in-process compile leaves about 175 KB that LLVM never frees, so a
+  process meeting thousands of shapes would otherwise grow without bound.
+  0 sends every compile to the child; a negative value keeps them all here.
 """
 import os
 

@@ -36,7 +36,9 @@ import struct
 import subprocess
 import sys
 import threading
-import time
+
+from . import config, target
+from .errors import CompileError
 
 WORKER_COMPILES = 256  # requests a child serves before it exits (its leak: about 45 MB by then)
 _HEADER = struct.Struct("<I")
@@ -93,8 +95,6 @@ class Worker:
         Raises:
             CompileError: LLVM rejected the IR (its message), or the child died (how).
         """
-        from .errors import CompileError
-
         try:
             _write_frame(self.process.stdin, {"level": level, "vectorize": vectorize, "unrolling": unrolling,
                                               "label": label}, ir_text.encode())
@@ -192,8 +192,7 @@ if hasattr(os, "register_at_fork"):
 
 def serve():
     """The child's loop: compile each request until stdin closes."""
-    from . import config, jit, target
-    from .errors import CompileError
+    from . import jit  # here: jit imports this module
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write into the protocol stream
