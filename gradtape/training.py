@@ -51,6 +51,7 @@ from .optimizers import checks
 from .optimizers.base import Optimizer
 from .optimizers.structure import outline_key
 from .staging import CacheInfo, differentiable, grad, value_and_grad
+from .staging import pickling
 from .tracer import tree
 from .tracer.tensor import Tensor
 from .tracer.variable import Variable
@@ -158,7 +159,7 @@ class TrainStep:
             batch_key = outline_key(batch)
         plan = self._plans.get((params_key, batch_key))
         if plan is None:
-            plan = self._plans[(params_key, batch_key)] = _Plan(self, params, batch, len(leaves))
+            plan = self._plans[(params_key, batch_key)] = _Plan.of(self, params, batch, len(leaves))
         opt = self.optimizer
         args = [_parameter_array(x, params, k, self._name) for k, x in enumerate(leaves)]
         entries = [opt._slot_entry(x)[1] for x in leaves] if plan.slot_names else None
@@ -229,15 +230,39 @@ class TrainStep:
     def __repr__(self):
         return f"<train_step {self._name} with {self.optimizer.name}: {self.calls} calls>"
 
+    def __reduce__(self):
+        """Pickled as its loss function (by reference), its optimizer (with its state) and the IR
+        and machine code of each compiled step: a receiver steps without tracing or compiling."""
+        plans = [(key, plan.params_skeleton, plan.batch_skeleton, plan.n_params,
+                  pickling.export_programs(plan.staged)) for key, plan in self._plans.items()]
+        config = (self.loss_fn, self.optimizer, self.has_aux, self.check_finite, self.return_loss)
+        return (_unpickle_step, (config, self.calls, plans))
+
+
+def _unpickle_step(config, calls, plans) -> TrainStep:
+    loss_fn, optimizer, has_aux, check_finite, return_loss = config
+    step = TrainStep(loss_fn, optimizer, has_aux=has_aux, check_finite=check_finite, return_loss=return_loss)
+    step.calls = step._general_calls = calls
+    for key, params_skeleton, batch_skeleton, n_params, programs in plans:
+        plan = step._plans[key] = _Plan(step, params_skeleton, batch_skeleton, n_params)
+        pickling.adopt_programs(plan.staged, programs)
+    return step
+
 
 class _Plan:
     """The staged step for one structure of parameters and batch."""
 
-    def __init__(self, owner: TrainStep, params, batch, n_params: int):
-        self.slot_names = owner.optimizer.slot_names
-        self.has_aux = owner.has_aux
+    @classmethod
+    def of(cls, owner: TrainStep, params, batch, n_params: int) -> "_Plan":
+        """The plan for the structure of these parameters and batch."""
         params_skeleton = tree.unflatten(params, [None] * n_params)
         batch_skeleton = tree.unflatten(batch, [None] * len(tree.flatten(batch)))
+        return cls(owner, params_skeleton, batch_skeleton, n_params)
+
+    def __init__(self, owner: TrainStep, params_skeleton, batch_skeleton, n_params: int):
+        self.slot_names = owner.optimizer.slot_names
+        self.has_aux = owner.has_aux
+        self.params_skeleton, self.batch_skeleton, self.n_params = params_skeleton, batch_skeleton, n_params
         self.staged = differentiable(
             _flat_step(owner, params_skeleton, batch_skeleton, n_params, self.slot_names)
         )

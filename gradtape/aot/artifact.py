@@ -13,11 +13,7 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
-from ..ir import TensorType
-from ..runtime import CompiledFunction, entry_file
-from ..runtime.build import load_native, native_meta
+from ..runtime import entry_file, portable
 from ..runtime.errors import CompileError
 from . import trees
 from .._version import __version__
@@ -26,16 +22,12 @@ from .errors import AotError
 KIND = "aot"
 
 
-def _types(types) -> list:
-    return [[list(t.shape), np.dtype(t.dtype).str] for t in types]
+def to_bytes(fn) -> bytes:
+    """The file's bytes for AotFunction `fn` (see AotFunction.save; a pickle carries them too).
 
-
-def _untypes(data) -> tuple:
-    return tuple(TensorType(tuple(shape), np.dtype(dtype)) for shape, dtype in data)
-
-
-def save(fn, path) -> None:
-    """See AotFunction.save."""
+    Raises:
+        AotError: as AotFunction.save says.
+    """
     compiled = fn._compiled
     if not compiled.native:
         raise AotError(f"save({fn.name}): it runs in the reference interpreter ({compiled.fallback_reason}), "
@@ -45,22 +37,22 @@ def save(fn, path) -> None:
         out_tree = trees.encode(fn.out_tree, "result")
     except trees.StructureError as e:
         raise AotError(f"save({fn.name}): {e}") from None
-    native = compiled._native
     meta = {
         "kind": KIND,
-        "built_for": entry_file.machine(),
         "gradtape": __version__,
         "name": fn.name,
         "transform": fn.transform,
-        "kernel": native_meta(native),
-        "in_types": _types(fn.in_types),
-        "out_types": _types(fn.out_types),
         "in_tree": in_tree,
         "out_tree": out_tree,
         "arg_names": fn.arg_names,
         "ir": fn.ir,
     }
-    data = entry_file.encode(meta, native.code.object_bytes)
+    return portable.pack(compiled, meta)
+
+
+def save(fn, path) -> None:
+    """See AotFunction.save."""
+    data = to_bytes(fn)
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)
@@ -76,27 +68,35 @@ def read(path) -> tuple:
     """
     with open(path, "rb") as f:
         data = f.read()
-    where = f"gradtape.load({os.fspath(path)!r})"
+    meta, payload = decode(data, f"gradtape.load({os.fspath(path)!r})")
+    diff = portable.foreign(meta)
+    if diff:
+        raise AotError(
+            f"gradtape.load({os.fspath(path)!r}): the file was built for another machine or version, and its "
+            f"machine code may not run here: {diff}. Compile the function again on this machine: "
+            "gradtape.compile(f, *args).save(path)"
+        )
+    return restore(meta, payload, f"gradtape.load({os.fspath(path)!r})", f"{meta['name']} from {path}")
+
+
+def decode(data: bytes, where: str) -> tuple:
+    """(meta, payload) of an AOT file's bytes. Raises AotError naming `where` when they are not one."""
     try:
-        meta, payload = entry_file.decode(data)
+        meta, payload = portable.unpack(data)
     except entry_file.BadEntry as e:
         raise AotError(f"{where}: cannot use this file: {e}. Save it again with "
                        "gradtape.compile(f, *args).save(path)") from None
     if meta.get("kind") != KIND:
         raise AotError(f"{where}: this is a gradtape {meta.get('kind')!r} file (a compile cache entry?), "
                        "not a saved compiled function")
-    diff = entry_file.mismatches(meta)
-    if diff:
-        raise AotError(
-            f"{where}: the file was built for another machine or version, and its machine code may not "
-            f"run here: {'; '.join(diff)}. Compile the function again on this machine: "
-            "gradtape.compile(f, *args).save(path)"
-        )
-    in_types, out_types = _untypes(meta["in_types"]), _untypes(meta["out_types"])
+    return meta, payload
+
+
+def restore(meta: dict, payload: bytes, where: str, label: str, fn=None) -> tuple:
+    """(CompiledFunction, argument structure, result structure, meta) of code that suits this machine."""
     try:
-        native = load_native(in_types, out_types, meta["kernel"], payload, label=f"{meta['name']} from {path}")
+        compiled = portable.restore(meta, payload, fn, label=label)
     except CompileError as e:
         raise AotError(f"{where}: the machine code cannot be loaded in this process: {e}") from None
-    compiled = CompiledFunction(None, native, types=(in_types, out_types))
     in_tree = trees.decode(meta["in_tree"])  # a tuple: one structure per argument
     return compiled, in_tree, trees.decode(meta["out_tree"]), meta

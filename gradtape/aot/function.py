@@ -16,6 +16,7 @@ import inspect
 import re
 
 from .. import runtime
+from ..runtime import portable
 from ..staging import StagedFunction, differentiable
 from ..tracer import signature
 from ..tracer.signature import as_array
@@ -112,6 +113,49 @@ class AotFunction:
                 another type than str/int/float/bool).
         """
         artifact.save(self, path)
+
+    def __reduce__(self):
+        """Pickled as the saved file's bytes plus the IR: a process on another CPU or LLVM
+        compiles the IR again instead of loading this machine code (see _unpickle)."""
+        state = {
+            "code": artifact.to_bytes(self) if self.native else None,
+            "fn": self.fn,
+            "in_tree": self.in_tree,
+            "out_tree": self.out_tree,
+            "name": self.name,
+            "arg_names": self.arg_names,
+            "ir": self.ir,
+            "transform": self.transform,
+        }
+        return (_unpickle, (state,))
+
+
+def _unpickle(state: dict) -> AotFunction:
+    """An AotFunction from its pickled state: the machine code when it was built for this machine,
+    else compiled again from the IR (never foreign code).
+
+    Raises:
+        AotError: the code was built for another machine and the pickle holds no IR (a function
+            loaded from a file), or the machine code cannot be loaded here.
+    """
+    fn, code = state["fn"], state["code"]
+    where = f"unpickling compiled {state['name']}"
+    compiled = None
+    if code is not None:
+        meta, payload = artifact.decode(code, where)
+        why = portable.foreign(meta)
+        if not why:
+            compiled = artifact.restore(meta, payload, where, f"{state['name']} (unpickled)", fn)[0]
+        elif fn is None:
+            raise AotError(f"{where}: its machine code was built for another machine or version ({why}), "
+                           "and it was loaded from a file, so it carries no IR to compile again; "
+                           "gradtape.compile(f, *args) in this process instead")
+    if compiled is None:
+        if fn is None:
+            raise AotError(f"{where}: the pickle holds neither machine code nor IR")
+        compiled = runtime.compile_function(fn)
+    return AotFunction(compiled, state["in_tree"], state["out_tree"], state["name"], state["arg_names"],
+                       state["ir"], fn=fn, transform=state["transform"])
 
 
 def _assembler(out_tree):

@@ -36,5 +36,9 @@ class Literal:
     def __repr__(self):
         return f"Literal({self.value!r})"
 
+    def __reduce__(self):
+        # Through the constructor, so the unpickled value is read-only again.
+        return (Literal, (self.value,))
+
 
 Atom = Var | Literal

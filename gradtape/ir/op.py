@@ -98,6 +98,19 @@ class Op:
     def __repr__(self):
         return self.name
 
+    def __reduce__(self):
+        # Ops are compared by identity: an unpickled Function must hold this process's op of that name.
+        return (_op_named, (self.name,))
+
+
+def _op_named(name: str) -> "Op":
+    """The registered op called `name` (unpickling a Function)."""
+    try:
+        return all_ops[name]
+    except KeyError:
+        raise ValueError(f"unpickling an ir.Function: this gradtape has no op {name!r}; "
+                         "send it to a process running the same gradtape version") from None
+
 
 shape_rules: dict = {}
 impls: dict = {}

@@ -57,6 +57,10 @@ class TensorType:
     def __setattr__(self, name, value):
         raise AttributeError("TensorType is immutable")
 
+    def __reduce__(self):
+        # Immutable: pickle rebuilds it through the constructor (a Function travels to another process).
+        return (TensorType, (self.shape, self.dtype))
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

@@ -234,6 +234,24 @@ class Optimizer:
             raise KeyError(f"{self.name} has no slot {name!r}; its slots are {self._slot_names()}")
         return self._slot_entry(variable)[1][name].copy()
 
+    # --- pickling ---------------------------------------------------------------------
+    def __getstate__(self):
+        """Its settings, iterations and slots. Slots belong to parameter objects: pickle the optimizer
+        together with its parameters (`pickle.dumps((params, opt))`) and the unpickled optimizer finds
+        the slots of the unpickled parameters; a parameter it alone held is gone after unpickling."""
+        state = {k: v for k, v in self.__dict__.items() if k != "_slots"}
+        state["_slot_values"] = [(entry[0](), entry[1]) for entry in list(self._slots.values())
+                                 if entry[0]() is not None]
+        return state
+
+    def __setstate__(self, state):
+        slot_values = state.pop("_slot_values")
+        self.__dict__.update(state)
+        self._slots = {}
+        for param, slots in slot_values:
+            ref = weakref.ref(param, functools.partial(_forget, self._slots, id(param)))
+            self._slots[id(param)] = (ref, slots, {name: weakref.ref(a) for name, a in slots.items()})
+
     # --- functional -------------------------------------------------------------------
     def init(self, params) -> dict:
         """The functional state for `params`: `{'iterations': 0, <slot>: zeros like params, ...}`.

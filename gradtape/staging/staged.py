@@ -47,7 +47,7 @@ from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
 from ..tracer.signature import F64, STATIC, as_array
 from ..tracer.trace import trace_call
-from . import nesting, tape_calls
+from . import nesting, pickling, tape_calls
 from .transforms import Differentiate, Forward
 
 CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "compiles"])
@@ -312,6 +312,27 @@ class StagedFunction:
             return self._fast.get(tuple(parts))
         except TypeError:  # an unhashable static argument
             return None
+
+    # --- pickling (pickling.py) ---------------------------------------------------------------
+    def __reduce__(self):
+        """Pickled as its Python function (by reference), its transform, and each cached
+        signature's IR and machine code: a receiver runs those signatures without tracing."""
+        fun = pickling.function_reference(self._fun)
+        programs = pickling.export_programs(self)
+        return (pickling.rebuild, (StagedFunction, fun, self._transform, self.static_argnums, programs))
+
+    def programs(self) -> list:
+        """(signature parts, Program) of each cached signature, for this code generator version."""
+        prefix = (self._key_prefix, codegen.CODEGEN_VERSION)
+        with self._traces.lock:
+            items = list(self._programs.items())
+        return [(key[2:], program) for key, program in items if key[:2] == prefix]
+
+    def adopt(self, parts, program):
+        """Cache `program` (built elsewhere: an unpickled one) for the signature `parts`."""
+        with self._traces.lock:
+            self._programs[(self._key_prefix, codegen.CODEGEN_VERSION) + tuple(parts)] = program
+            _trim(self._programs)
 
     # --- introspection and derived transforms ---------------------------------------------
     def cache_info(self) -> CacheInfo:

@@ -38,6 +38,10 @@ class _Marker:
     def __repr__(self):
         return self.name
 
+    def __reduce__(self):
+        # Signatures key caches by identity of their markers: unpickle to this module's own.
+        return self.name.upper()
+
 
 LIST, TUPLE, DICT, STATIC = _Marker("list"), _Marker("tuple"), _Marker("dict"), _Marker("static")
 
