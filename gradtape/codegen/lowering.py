@@ -62,22 +62,38 @@ def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
     Raises:
       Unsupported: for custom_gradient, float16 or other dtypes, naming what.
     """
-    fn = dce(inline_calls(fn))
-    _check_supported(fn)
-    ctx = _build(fn, plan_storage(fn))
-    ctx.steps = block_matvec_pairs(fuse_fills(ctx.steps))
-    arena_bytes = plan_arena(ctx.steps, ctx.arena_buffers)
-    module = _emit(ctx, name, len(fn.invars), len(fn.outvars))
+    plan = SubFunction(fn)
+    module = ir.Module(name=name)
+    plan.emit(module, name)
     libraries, math_externals = libraries_and_externals(module)
     return Lowered(
         module=module,
         name=name,
-        in_types=fn.in_types,
-        out_types=fn.out_types,
-        arena_bytes=arena_bytes,
-        externals={**ctx.externals, **math_externals},
+        in_types=plan.fn.in_types,
+        out_types=plan.fn.out_types,
+        arena_bytes=plan.arena_bytes,
+        externals={**plan.externals, **math_externals},
         libraries=libraries,
     )
+
+
+class SubFunction:
+    """A Function planned (steps, arena) and ready to emit as `void name(i8** args)`
+    into a module: the entry of lower_function, or a branch or loop body that
+    a control-flow step calls (codegen/control.py) with its own args array
+    and a scratch arena of `arena_bytes` inside its caller's."""
+
+    def __init__(self, fn):
+        fn = dce(inline_calls(fn))
+        _check_supported(fn)
+        self.fn = fn
+        self.ctx = _build(fn, plan_storage(fn))
+        self.ctx.steps = block_matvec_pairs(fuse_fills(self.ctx.steps))
+        self.arena_bytes = plan_arena(self.ctx.steps, self.ctx.arena_buffers)
+        self.externals = self.ctx.externals
+
+    def emit(self, module, name: str) -> ir.Function:
+        return _emit(module, self.ctx, name, len(self.fn.invars), len(self.fn.outvars))
 
 
 def _check_supported(fn):
@@ -100,6 +116,7 @@ def _check_supported(fn):
 
 def _build(fn, stored) -> BuildContext:
     ctx = BuildContext(len(fn.invars), fn.out_types)
+    ctx.plan_subfunction = SubFunction  # for control flow's sub-Functions (codegen/control.py)
     nodes: dict = {v: View(Buffer(v.type, "arg", i)) for i, v in enumerate(fn.invars)}
     for i, v in enumerate(fn.outvars):
         if isinstance(v, Var) and v not in nodes and v not in ctx.outputs:
@@ -135,8 +152,7 @@ def _build(fn, stored) -> BuildContext:
     return ctx
 
 
-def _emit(ctx, name: str, n_in: int, n_out: int) -> ir.Module:
-    module = ir.Module(name=name)
+def _emit(module, ctx, name: str, n_in: int, n_out: int) -> ir.Function:
     i8p = I8.as_pointer()
     i64 = ir.IntType(64)
     entry = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p.as_pointer()]), name)
@@ -162,7 +178,7 @@ def _emit(ctx, name: str, n_in: int, n_out: int) -> ir.Module:
         fn = _step_function(module, f"{name}.step{i}", step, buffers)
         b.call(fn, [pointer(buf) for buf in buffers])
     b.ret_void()
-    return module
+    return entry
 
 
 def _buffer_order(buf: Buffer):

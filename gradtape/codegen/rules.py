@@ -17,6 +17,8 @@ operands:
     contract      reads operands once (BLAS views them or copies them)
     inlined       `call`, `custom_vjp`, `custom_jvp`: replaced by their (primal)
                   sub-Function before lowering
+    control       `cond`: reads operands once, from memory, and calls the
+                  sub-Function of the branch taken (control.py)
 
 Elementwise ops get their rule from one of two tables keyed by op: the math
 table (math.py: exp, tanh, pow, ...) or the scalar code of everything else
@@ -45,6 +47,7 @@ from ..ir.op import Op
 from . import layout
 from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
+from .control import lower_cond
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
 from .math_pow import pow_shortcut
 from .nodes import Map, View
@@ -181,4 +184,5 @@ RULES: dict[Op, Rule] = {
     ops.call_p: Rule(_call_is_inlined, "inlined"),
     ops.custom_vjp_p: Rule(_call_is_inlined, "inlined"),
     ops.custom_jvp_p: Rule(_call_is_inlined, "inlined"),
+    ops.cond_p: Rule(lower_cond, "control"),
 }

@@ -63,6 +63,8 @@ def param_text(value) -> str:
         return dtype_name(value)
     if hasattr(value, "invars") and hasattr(value, "eqns"):  # a sub-Function
         return str(value)
+    if isinstance(value, tuple) and value and all(hasattr(v, "eqns") for v in value):  # branches
+        return "(" + ", ".join(map(str, value)) + ")"
     if callable(value) or hasattr(value, "__name__"):
         return getattr(value, "__name__", type(value).__name__)
     return repr(value)

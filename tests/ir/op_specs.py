@@ -41,7 +41,7 @@ def args(*makers):
 
 
 def all_specs() -> list:
-    from . import specs_contract, specs_custom, specs_elementwise, specs_indexing, specs_reduce
+    from . import specs_contract, specs_control, specs_custom, specs_elementwise, specs_indexing, specs_reduce
 
     return (
         specs_elementwise.SPECS
@@ -49,4 +49,5 @@ def all_specs() -> list:
         + specs_reduce.SPECS
         + specs_contract.SPECS
         + specs_custom.SPECS
+        + specs_control.SPECS
     )

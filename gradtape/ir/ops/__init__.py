@@ -10,3 +10,4 @@ from .indexing import *  # noqa: F401,F403
 from .contract import *  # noqa: F401,F403
 from .call import *  # noqa: F401,F403
 from .custom import *  # noqa: F401,F403
+from .control import *  # noqa: F401,F403
