@@ -11,10 +11,11 @@ it is defined.
 import types as _types
 
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
-from . import control_flow, creation, elementwise, linalg, nn, reductions, shape
+from . import arrays, control_flow, creation, elementwise, linalg, nn, reductions, shape
 from .elementwise import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
+from .arrays import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
@@ -31,5 +32,5 @@ def _public_functions(module: _types.ModuleType) -> list:
             and obj.__module__ == module.__name__]
 
 
-__all__ = [name for module in (elementwise, shape, creation, reductions, linalg, nn, control_flow)
+__all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow)
            for name in _public_functions(module)]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops.elementwise import cast_p
+from ..ir.ops.indexing import concatenate_p
+from ..ir.ops.layout import reshape_p
 from ..tracer.dispatch import bind
 from ..tracer.tensor import Tensor
 
@@ -21,6 +23,8 @@ def dtype_of(x):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
         return x.dtype
+    if holds_tensor(x):
+        return stacked(x).dtype
     return np.asarray(x).dtype
 
 
@@ -30,6 +34,8 @@ def convert(x, dtype):
         dtype = np.dtype(dtype)
     if isinstance(x, Tensor):
         return x if x.dtype == dtype else bind(cast_p, x, dtype=dtype)
+    if holds_tensor(x):
+        return convert(stacked(x), dtype)
     if isinstance(x, _PY_SCALARS):
         return dtype.type(x)
     value = np.asarray(x)
@@ -64,7 +70,37 @@ def _fast_promote(args):
     return [to(a) if a.__class__ is float or a.__class__ is int else a for a in args]
 
 
+def holds_tensor(x) -> bool:
+    """True for a list or tuple with a Tensor in it, at any depth."""
+    if x.__class__ is not list and x.__class__ is not tuple:
+        return False
+    return any(isinstance(e, Tensor) or holds_tensor(e) for e in x)
+
+
+def stacked(x, name: str = "array") -> Tensor:
+    """A nested list or tuple holding Tensors, as one Tensor: its items stacked
+    along a new first axis, recursively, as `jnp.array` does, so the derivative
+    flows to each tensor inside (np.asarray would make it a constant).
+
+    Raises:
+      ValueError: the items do not all have one shape (a ragged list).
+    """
+    items = [stacked(e, name) if holds_tensor(e) else e for e in x]
+    items = [e if isinstance(e, (Tensor, np.ndarray, *_PY_SCALARS)) else np.asarray(e) for e in items]
+    items = [as_tensor(e) for e in promote(*items)] if len(items) > 1 else [as_tensor(items[0])]
+    shapes = {t.shape for t in items}
+    if len(shapes) != 1:
+        raise ValueError(
+            f"{name}: a list of tensors must be rectangular to become one tensor, got items of shapes "
+            + ", ".join(str(t.shape) for t in items)
+            + "; broadcast or pad them first"
+        )
+    rows = [bind(reshape_p, t, shape=(1, *t.shape)) for t in items]
+    return rows[0] if len(rows) == 1 else bind(concatenate_p, *rows, axis=0)
+
+
 def _promote_by_numpy(args, float_result: bool) -> list:
+    args = [stacked(a) if holds_tensor(a) else a for a in args]
     dtype = np.result_type(*[dtype_of(a) for a in args])
     if float_result and dtype.kind not in "f":
         dtype = np.dtype(np.float64)
@@ -120,6 +156,8 @@ def as_tensor(x, dtype=None) -> Tensor:
     """x as a Tensor (Tensors pass through unchanged unless a dtype is asked for)."""
     if isinstance(x, Tensor):
         return x if dtype is None else convert(x, dtype)
+    if holds_tensor(x):
+        return stacked(x) if dtype is None else convert(stacked(x), dtype)
     return Tensor(np.asarray(x, dtype=dtype))
 
 

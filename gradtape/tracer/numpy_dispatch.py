@@ -3,12 +3,26 @@
 Front-end functions register themselves for the NumPy functions they
 implement (`@implements(np.tanh)`). A NumPy function with no registration
 raises an error naming it, never silently converts tensors to constants.
+
+NumPy also converts tensors it cannot dispatch on: `np.asarray(t)`,
+`np.array([t, 2 * t])`, or a list of tensors given to any NumPy function
+(`np.mean([t, 2 * t])`: NumPy looks for `__array_function__` on the list,
+not inside it). Such a conversion returns a plain array, which has no
+derivative, so `Tensor.__array__` refuses it whenever the derivative would
+be lost: for a tensor that a recording GradientTape tracks (watched, or
+computed from a watched tensor, or a trainable Variable read while a tape
+watches accessed variables), and for an abstract tensor of a staged
+function. JAX refuses the same conversions of its tracers; TensorFlow's
+`np.asarray(tensor)` inside a tape silently returns a constant, which this
+rule exists to prevent. A tensor no tape tracks converts to its value.
 """
 from __future__ import annotations
 
 
-from .errors import UnsupportedNumPyFunction
+from .errors import ConcretizationError, TracerError, UnsupportedNumPyFunction
+from .tape_stack import local as _tapes
 from .tensor import Tensor
+from .variable import Variable
 
 _functions: dict = {}  # numpy function or ufunc -> gradtape implementation
 _reductions: dict = {}  # ufunc -> implementation of ufunc.reduce
@@ -67,5 +81,54 @@ def array_function(self, func, types, args, kwargs):
     return fn(*args, **kwargs)
 
 
+class ConstantConversionError(TracerError, TypeError):
+    """NumPy asked for a plain array holding a tensor whose derivative is being taken."""
+
+
+_FIX = (
+    "Keep it a tensor: gradtape.array([...]) or gradtape.stack([...]) for a list of tensors, "
+    "gradtape functions (or NumPy functions called on the tensor itself, not on a list), "
+    "and t.numpy() where a constant is really meant."
+)
+
+
+def _tracked_by(tensor) -> "object | None":
+    """The first recording tape for which `tensor` carries a derivative, or None."""
+    for tape in _tapes.tapes:
+        recording = tape._tape
+        if recording is not None and recording.is_tracked(tensor):
+            return tape
+        if (isinstance(tensor, Variable) and tensor.trainable and tensor.dtype.kind == "f"
+                and tape._watch_accessed_variables):
+            return tape
+    return None
+
+
+def tensor_array(self, dtype=None, copy=None):
+    """`np.asarray(t)`: t's value, unless the conversion would drop a derivative (then raises)."""
+    if self._sym is not None:
+        try:
+            self.numpy()  # a leaked tracer raises its own error here
+        except ConcretizationError:
+            raise ConcretizationError(
+                f"NumPy tried to convert an abstract tensor {self._sym.type} of a staged function "
+                "to a plain array (np.asarray / np.array of a tensor, or a list of tensors given to "
+                "a NumPy function); it has no value while tracing, and an array would be a constant "
+                f"with no derivative. {_FIX}"
+            ) from None
+    if _tracked_by(self) is not None:
+        raise ConstantConversionError(
+            f"NumPy tried to convert a tensor of shape {self.shape} that a recording GradientTape "
+            "differentiates to a plain array (np.asarray / np.array of a tensor, or a list of "
+            "tensors given to a NumPy function): the result would be a constant and its gradient "
+            f"silently lost. {_FIX}"
+        )
+    value = self.numpy()
+    if dtype is not None and value.dtype != dtype:
+        return value.astype(dtype)
+    return value.copy() if copy else value
+
+
+Tensor.__array__ = tensor_array
 Tensor.__array_ufunc__ = array_ufunc
 Tensor.__array_function__ = array_function
