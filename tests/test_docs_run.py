@@ -26,6 +26,8 @@ import sys
 
 import pytest
 
+from gradtape.tracer.errors import add_note
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONTINUE = "<!-- continue -->"
 _FENCE = re.compile(r"^```(\w*)\s*$")
@@ -101,7 +103,7 @@ def test_python_block_runs_as_pasted(chain, tmp_path, monkeypatch):
         try:
             exec(compile(code, label, "exec"), namespace)
         except Exception as e:
-            e.add_note(f"(in the code block at {label})")
+            add_note(e, f"(in the code block at {label})")
             raise
 
 

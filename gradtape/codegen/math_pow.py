@@ -19,6 +19,7 @@ import dataclasses
 
 from llvmlite import ir
 
+from ..ir.ops.elementwise import POW_SHORTCUTS
 from .math_ir import FloatOps
 
 
@@ -50,8 +51,8 @@ class PowShortcut:
         return result
 
 
-_FORMS = {0.0: "one", 1.0: "x", 2.0: "multiply", 3.0: "multiply", 4.0: "multiply", -1.0: "reciprocal",
-          0.5: "sqrt"}
+# NumPy's own shortcuts (the IR's reference applies them too), plus 3 and 4 as multiplications.
+_FORMS = {**POW_SHORTCUTS, 3.0: "multiply", 4.0: "multiply"}
 
 
 def pow_shortcut(exponent) -> PowShortcut | None:

@@ -49,7 +49,7 @@ class WorkerDied(Exception):
     """The child exited or broke the protocol; the message says how."""
 
 
-def _write_frame(stream, header: dict, payload: bytes):
+def write_frame(stream, header: dict, payload: bytes):
     head = json.dumps(header).encode()
     stream.write(_HEADER.pack(len(head)) + head + _PAYLOAD.pack(len(payload)) + payload)
     stream.flush()
@@ -62,7 +62,7 @@ def _read_exact(stream, n: int) -> bytes:
     return data
 
 
-def _read_frame(stream) -> tuple:
+def read_frame(stream) -> tuple:
     (n,) = _HEADER.unpack(_read_exact(stream, _HEADER.size))
     header = json.loads(_read_exact(stream, n))
     (m,) = _PAYLOAD.unpack(_read_exact(stream, _PAYLOAD.size))
@@ -76,7 +76,7 @@ class Worker:
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from gradtape.runtime.llvm_worker import serve; serve()"],
+            [sys.executable, "-c", "from gradtape.runtime.llvm_worker_child import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True,
         )
         self.served = 0
@@ -85,7 +85,7 @@ class Worker:
     def ready(self) -> dict:
         """The child's target identity (blocks until it has started)."""
         if self.identity is None:
-            header, _ = _read_frame(self.process.stdout)
+            header, _ = read_frame(self.process.stdout)
             self.identity = header["identity"]
         return self.identity
 
@@ -96,9 +96,9 @@ class Worker:
             CompileError: LLVM rejected the IR (its message), or the child died (how).
         """
         try:
-            _write_frame(self.process.stdin, {"level": level, "vectorize": vectorize, "unrolling": unrolling,
+            write_frame(self.process.stdin, {"level": level, "vectorize": vectorize, "unrolling": unrolling,
                                               "label": label}, ir_text.encode())
-            header, obj = _read_frame(self.process.stdout)
+            header, obj = read_frame(self.process.stdout)
         except (WorkerDied, OSError, ValueError) as e:
             raise CompileError(f"LLVM's worker process died compiling {label} ({self._death(e)})") from None
         finally:
@@ -188,26 +188,3 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def serve():
-    """The child's loop: compile each request until stdin closes."""
-    from . import jit  # here: jit imports this module
-
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing else may write into the protocol stream
-    _write_frame(stdout, {"identity": target.identity()}, b"")
-    while True:
-        try:
-            request, ir_bytes = _read_frame(stdin)
-        except WorkerDied:
-            return
-        timings: dict = {}
-        config.loop_unrolling = request["unrolling"]
-        try:
-            obj, declared = jit.optimize_and_emit(ir_bytes.decode(), timings, request["label"],
-                                                  request["level"], request["vectorize"])
-            reply = {"declared": declared, "timings": timings}
-        except CompileError as e:
-            obj, reply = b"", {"error": str(e), "timings": timings}
-        _write_frame(stdout, reply, obj)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import ir
 from . import tape_stack, tree
-from .errors import TracerError
+from .errors import TracerError, add_note
 from .tensor import Tensor
 from .trace import free_vars as _free_vars
 from .trace import result_atom
@@ -75,7 +75,7 @@ def trace_piece(call, in_types, what: str, reads=None) -> Piece:
             out = call(*[Tensor(sym=s) for s in syms])
         except Exception as err:
             types = ", ".join(map(str, in_types))
-            err.add_note(f"(while gradtape traced {what} for the input types ({types}))")
+            add_note(err, f"(while gradtape traced {what} for the input types ({types}))")
             raise
     return Piece(builder, [s.atom for s in syms] + (reads.atoms if reads is not None else []), out)
 

@@ -30,3 +30,15 @@ def leaked(type, name: str) -> UnexpectedTracerError:
         f"was traced), and it has no value outside that trace. Return it from '{name}' instead, "
         "or compute it again from concrete values."
     )
+
+
+def add_note(err: BaseException, note: str) -> None:
+    """`err.add_note(note)`, also on Python 3.10, which has no add_note (PEP 678 came in 3.11):
+    there the note goes into `__notes__` as 3.11 would put it, and also into the message,
+    since 3.10's traceback does not print notes."""
+    if hasattr(err, "add_note"):
+        err.add_note(note)
+        return
+    err.__notes__ = [*getattr(err, "__notes__", ()), note]
+    if err.args and isinstance(err.args[0], str):
+        err.args = (f"{err.args[0]}\n{note}", *err.args[1:])

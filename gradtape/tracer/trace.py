@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import ir
 from . import tree
+from .errors import add_note
 from .signature import describe
 from .tensor import Tensor
 from .trace_context import FunctionTrace, check_live, tracing
@@ -80,7 +81,7 @@ def trace_call(f, args, sig, fname: str) -> Traced:
         try:
             out = f(*traced_args)
         except Exception as err:
-            err.add_note(f"(while gradtape traced {fname} for the signature {_types_text(sig.types)})")
+            add_note(err, f"(while gradtape traced {fname} for the signature {_types_text(sig.types)})")
             raise
         flat = tree.flatten(out)
         atoms = [_result_atom(o, i, fname) for i, o in enumerate(flat)]

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numpy.lib.array_utils import normalize_axis_tuple
+try:  # NumPy 2 made it public here; NumPy 1.x keeps it in numpy.core
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:
+    from numpy.core.numeric import normalize_axis_tuple
 
 import gradtape as gt
 from gradtape.functions import _promote

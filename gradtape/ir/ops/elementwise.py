@@ -270,7 +270,33 @@ def _pow_partials(x, y, out):
     return dx, lambda g: g * out * _safe_log(x)
 
 
-pow_p = binary("pow", np.power, _pow_partials, float_only=True, right_identity=1)
+# x ** c for these scalar exponents is computed without pow, as NumPy 2.4 and later do
+# (ones, x, x*x, 1/x, sqrt), so results differ from C's pow at special values:
+# (-0.0) ** 0.5 is -0.0 and (-inf) ** 0.5 is nan. The reference applies them itself,
+# so every NumPy (older ones call pow) gives the values compiled code gives
+# (codegen/math_pow.py implements the same table).
+POW_SHORTCUTS = {0.0: "one", 1.0: "x", 2.0: "multiply", -1.0: "reciprocal", 0.5: "sqrt"}
+
+
+def _power(x, y):
+    """np.power with POW_SHORTCUTS applied for a scalar exponent, on any NumPy version."""
+    form = POW_SHORTCUTS.get(float(y)) if np.ndim(y) == 0 and np.asarray(y).dtype.kind == "f" else None
+    if form is None:
+        return np.power(x, y)
+    out_dtype = np.result_type(x, y)
+    x = np.asarray(x, out_dtype)
+    if form == "one":
+        return np.ones_like(x)
+    if form == "x":
+        return x.copy()
+    if form == "multiply":
+        return np.multiply(x, x)
+    if form == "reciprocal":
+        return np.divide(out_dtype.type(1), x)
+    return np.sqrt(x)
+
+
+pow_p = binary("pow", _power, _pow_partials, float_only=True, right_identity=1)
 
 # x ** 0 is 1 everywhere (0 ** 0, inf ** 0 and nan ** 0 too, in NumPy), so its
 # derivative is exact zeros (connected, like floor's) whatever the cotangent, as
