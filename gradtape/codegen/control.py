@@ -1,4 +1,4 @@
-"""Lowering control flow: sub-Functions as internal functions, called from a branch.
+"""Lowering control flow: sub-Functions as internal functions, called from a branch or a loop.
 
 A `cond` equation (ir/ops/control.py) becomes one step: each branch is
 lowered on its own (lowering.SubFunction: its own steps and arena plan)
@@ -11,9 +11,18 @@ only that branch runs, natively:
     b0:     call branch0(args); br done
     ...
 
-The branch's operands and result live in memory (every operand is stored,
-as for a contraction), and its scratch arena is a region of the caller's
-arena, alive during the step.
+A `scan` equation (ir/ops/loops.py) becomes a copy of the initial carries
+into the arena and one native loop calling the body once per step:
+
+    cur = init; for i in 0..n-1 (or n-1..0): body(cur, xs[i], consts) -> next, ys[i]; cur = next
+
+with the step's slice of each xs and of the stacked output written in
+place (pointer + i * slice size); ys the equation does not return go to a
+one-slice scratch. The final carry the equation returns is copied out.
+
+Operands and results live in memory (every operand is stored, as for a
+contraction), and a sub-Function's scratch arena is a region of the
+caller's arena, alive during the step.
 """
 from __future__ import annotations
 
@@ -23,7 +32,7 @@ import numpy as np
 from ..ir import TensorType
 from .dtypes import I8
 from .nodes import View
-from .steps import Step
+from .steps import Fill, Step
 
 I32 = llir.IntType(32)
 I64 = llir.IntType(64)
@@ -109,4 +118,69 @@ def lower_cond(ctx, eqn, index, *xs):
     operands = [in_memory(ctx, x) for x in xs]
     dest = ctx.dest(eqn.out)
     ctx.add(Branch(dest, index, operands, subs, scratch(ctx, subs)))
+    return dest
+
+
+class Loop(Step):
+    """The steps of a scan: cur = next after each call of the body (see the module docstring)."""
+
+    def __init__(self, sub, length, reverse, cur, nxt, xs, consts, ys, arena):
+        self.sub, self.length, self.reverse = sub, length, reverse
+        self.cur, self.nxt, self.xs, self.consts, self.ys, self.arena = cur, nxt, xs, consts, ys, arena
+
+    def _views(self):
+        return self.cur + self.nxt + self.xs + self.consts + [v for v, _ in self.ys] + [self.arena]
+
+    def reads(self):
+        return {v.buffer for v in self._views()}
+
+    def writes(self):
+        return {v.buffer for v in self.cur + self.nxt + [v for v, _ in self.ys] + [self.arena]}
+
+    def emit(self, k):
+        b = k.b
+        fn = emit_sub(k, self.sub, "body")
+        n_fixed = len(self.cur) + len(self.xs) + len(self.consts)
+        pointers = [data_pointer(k, v) for v in self.cur + self.xs + self.consts + self.nxt]
+        pointers += [data_pointer(k, v) for v, _ in self.ys] + [data_pointer(k, self.arena)]
+        args = args_array(k, pointers)
+        x_base = pointers[len(self.cur):len(self.cur) + len(self.xs)]
+        y_base = pointers[n_fixed + len(self.nxt):n_fixed + len(self.nxt) + len(self.ys)]
+        memcpy = k.module.declare_intrinsic("llvm.memcpy", [I8P, I8P, I64])
+
+        def step(i):
+            at = b.sub(k.i64(self.length - 1), i) if self.reverse else i
+            slots = [(len(self.cur) + n, p, v) for n, (p, v) in enumerate(zip(x_base, self.xs))]
+            slots += [(n_fixed + len(self.nxt) + n, p, v) for n, (p, (v, stacked)) in enumerate(zip(y_base, self.ys))
+                      if stacked]
+            for slot, base, view in slots:
+                size = view.type.size // max(self.length, 1) * view.type.dtype.itemsize
+                p = b.gep(base, [b.mul(at, k.i64(size))], inbounds=True)
+                b.store(p, b.gep(args, [k.i64(slot)], inbounds=True))
+            b.call(fn, [args])
+            for cur, nxt in zip(self.cur, self.nxt):
+                nbytes = cur.type.size * cur.type.dtype.itemsize
+                if nbytes:
+                    b.call(memcpy, [data_pointer(k, cur), data_pointer(k, nxt), k.i64(nbytes),
+                                    llir.Constant(llir.IntType(1), 0)])
+            return ()
+
+        k.loop(self.length, step)
+
+
+def lower_scan(ctx, eqn, *operands):
+    p = eqn.params
+    body, n_carry, n_xs, out = p["body"], p["n_carry"], p["n_xs"], p["out"]
+    sub = ctx.plan_subfunction(body)
+    ctx.externals.update(sub.externals)
+    cur = [ctx.store(x) for x in operands[:n_carry]]  # the loop overwrites its carries
+    nxt = [ctx.arena(t) for t in body.in_types[:n_carry]]
+    xs = [in_memory(ctx, x) for x in operands[n_carry:n_carry + n_xs]]
+    consts = [in_memory(ctx, x) for x in operands[n_carry + n_xs:]]
+    dest = ctx.dest(eqn.out)
+    ys = [(dest, True) if j == out else (ctx.arena(t), False)
+          for j, t in enumerate(body.out_types[n_carry:], n_carry)]
+    ctx.add(Loop(sub, p["length"], p["reverse"], cur, nxt, xs, consts, ys, scratch(ctx, [sub])))
+    if out < n_carry:
+        ctx.add(Fill(dest, cur[out]))
     return dest

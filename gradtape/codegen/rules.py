@@ -17,8 +17,8 @@ operands:
     contract      reads operands once (BLAS views them or copies them)
     inlined       `call`, `custom_vjp`, `custom_jvp`: replaced by their (primal)
                   sub-Function before lowering
-    control       `cond`: reads operands once, from memory, and calls the
-                  sub-Function of the branch taken (control.py)
+    control       `cond`, `scan`: read operands from memory and call their
+                  sub-Functions natively, in a branch or a loop (control.py)
 
 Elementwise ops get their rule from one of two tables keyed by op: the math
 table (math.py: exp, tanh, pow, ...) or the scalar code of everything else
@@ -47,7 +47,7 @@ from ..ir.op import Op
 from . import layout
 from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
-from .control import lower_cond
+from .control import lower_cond, lower_scan
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
 from .math_pow import pow_shortcut
 from .nodes import Map, View
@@ -185,4 +185,5 @@ RULES: dict[Op, Rule] = {
     ops.custom_vjp_p: Rule(_call_is_inlined, "inlined"),
     ops.custom_jvp_p: Rule(_call_is_inlined, "inlined"),
     ops.cond_p: Rule(lower_cond, "control"),
+    ops.scan_p: Rule(lower_scan, "control"),
 }

@@ -1,10 +1,12 @@
-"""Structured control flow with JAX's names and signatures: cond and switch.
+"""Structured control flow with JAX's names and signatures: cond, switch, scan, fori_loop.
 
 Inside a trace (a staged function, grad, vmap, make_ir) a branch on a
 traced value cannot be a Python `if`: the value is not known yet. `cond`
 and `switch` trace every branch into a sub-Function and emit one `cond`
 equation per output leaf (gradtape/ir/ops/control.py), which the passes
 differentiate and batch and code generation lowers to a native branch.
+`scan` and `fori_loop` trace their body once into a `scan` equation per
+result (gradtape/ir/ops/loops.py), lowered to a native loop.
 
 Called on concrete values (eagerly, on a GradientTape, or inside a trace
 with a predicate that does not depend on the traced inputs) they are
@@ -17,13 +19,15 @@ import numpy as np
 
 from .. import ir
 from ..ir.ops.control import INDEX_DTYPE, clamp_index, cond_p
+from ..ir.ops.loops import scan_p
 from ..tracer import tree
 from ..tracer.signature import describe
 from ..tracer.tensor import Tensor
 from ..tracer.trace import trace_call
-from ..tracer.trace_context import current_builder
+from ..tracer.trace_context import current_builder, in_trace
+from .shape import stack
 
-__all__ = ["cond", "switch"]
+__all__ = ["cond", "switch", "scan", "fori_loop"]
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -178,3 +182,185 @@ def _check_results(construct, names, traced):
 
 def _structure(skeleton) -> str:
     return repr(tree.unflatten(skeleton, ["*"] * len(tree.flatten(skeleton)))).replace("'*'", "*")
+
+
+# --- loops -----------------------------------------------------------------------------------
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """Loop `carry, y = f(carry, x)` over the leading axis of `xs`; the final carry and the stacked ys.
+
+    Like JAX's lax.scan: the body is traced once and compiled as one native
+    loop (not unrolled), and its derivatives are scans too (reverse mode
+    stores the carry entering each step).
+
+    Args:
+      f: a function `(carry, x) -> (carry, y)`; the new carry must have the
+        structure, shapes and dtypes of `init`; y may be None.
+      init: the initial carry (a pytree of arrays).
+      xs: a pytree of arrays sliced along their leading axis, one slice per
+        step, or None (then `length` steps with x None).
+      length: the number of steps (required when xs is None; else it must
+        equal the leading axis of xs).
+      reverse: run the steps from the last to the first (ys keep their
+        positions).
+      unroll: accepted for JAX compatibility; the loop is never unrolled.
+
+    Returns:
+      `(final_carry, ys)`: ys the per-step y's stacked along a new leading axis.
+
+    Raises:
+      TypeError: f does not return a pair, or changes the carry's structure,
+        shape or dtype (naming the leaf and both types).
+      ValueError: xs' leading axes disagree with each other or `length`, or
+        neither xs nor length gives the number of steps.
+
+    Example::
+
+        >>> cumsum = lambda c, x: (c + x, c + x)
+        >>> total, partial = gt.scan(cumsum, 0.0, np.array([1.0, 2.0, 3.0]))
+        >>> float(total), partial.numpy().tolist()
+        (6.0, [1.0, 3.0, 6.0])
+    """
+    x_leaves = tree.flatten(xs) if xs is not None else []
+    n = _scan_length(x_leaves, length)
+    init_leaves = tree.flatten(init)
+    if not in_trace() and not any(_abstract(a) for a in init_leaves + x_leaves):
+        return _scan_eagerly(f, init, xs, x_leaves, n, reverse)
+    return _scan_staged(f, init, xs, n, reverse)
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """`val = body_fun(i, val)` for i in range(lower, upper); returns the final val.
+
+    Like JAX's lax.fori_loop with static bounds: traced, it is a `scan` over
+    the step numbers, one native loop, differentiable in both modes.
+
+    Args:
+      lower, upper: the bounds, concrete integers (Python or NumPy ints).
+      body_fun: `(i, val) -> val`, keeping val's structure, shapes and dtypes.
+      init_val: the initial value (a pytree of arrays).
+
+    Returns:
+      The value after the last step (init_val when upper <= lower).
+
+    Raises:
+      TypeError: a bound is not a concrete integer (a loop whose trip count
+        depends on traced values is not supported yet), or body_fun changes
+        val's structure, shape or dtype.
+
+    Example::
+
+        >>> float(gt.grad(lambda x: gt.fori_loop(0, 3, lambda i, v: v * x, 1.0))(2.0))  # d/dx x**3
+        12.0
+    """
+    for name, b in (("lower", lower), ("upper", upper)):
+        if _abstract(b) or not isinstance(_value(b), (int, np.integer)) and not (
+                isinstance(_value(b), np.ndarray) and _value(b).shape == () and _value(b).dtype.kind in "iu"):
+            raise TypeError(
+                f"fori_loop: {name} must be a concrete integer, got {b!r}"[:200]
+                + "; bounds that depend on traced values are not supported yet"
+            )
+    lower, upper = int(_value(lower)), int(_value(upper))
+    if not in_trace() and not any(_abstract(a) for a in tree.flatten(init_val)):
+        val = init_val
+        for i in range(lower, upper):
+            val = _checked_carry("fori_loop", "body_fun", init_val, body_fun(np.int64(i), val))
+        return val
+    steps = np.arange(lower, max(lower, upper), dtype=np.int64)
+    val, _ = _scan_staged(lambda v, i: (body_fun(i, v), None), init_val, steps, len(steps), False,
+                          construct="fori_loop", fname="body_fun")
+    return val
+
+
+def _scan_length(x_leaves, length) -> int:
+    lengths = []
+    for x in x_leaves:
+        shape = x.shape if isinstance(x, Tensor) else np.shape(x)
+        if len(shape) == 0:
+            raise ValueError(f"scan: every leaf of xs needs a leading axis to scan over; got a scalar {x!r}"[:200])
+        lengths.append(shape[0])
+    if length is not None:
+        lengths.append(int(length))
+    if not lengths:
+        raise ValueError("scan: pass xs or length: with xs None, length gives the number of steps")
+    if len(set(lengths)) > 1:
+        raise ValueError(f"scan: xs' leading axes and length must agree, got lengths {lengths}")
+    return lengths[0]
+
+
+def _types(leaves) -> list:
+    return [ir.TensorType(x.shape, x.dtype) if isinstance(x, Tensor) else ir.type_of(x) for x in leaves]
+
+
+def _checked_carry(construct, fname, init, new):
+    """new, after checking it has init's structure, shapes and dtypes (errors name the leaf)."""
+    init_skel = tree.unflatten(init, [None] * len(tree.flatten(init)))
+    new_skel = tree.unflatten(new, [None] * len(tree.flatten(new)))
+    if init_skel != new_skel:
+        raise TypeError(
+            f"{construct}: {fname} must return a carry of the initial value's structure; "
+            f"the initial carry is {_structure(init_skel)}, {fname} returned {_structure(new_skel)}"
+        )
+    for j, (a, b) in enumerate(zip(_types(tree.flatten(init)), _types(tree.flatten(new)))):
+        if a != b:
+            raise TypeError(
+                f"{construct}: {fname} changes carry leaf {j} from {a} to {b}; "
+                "the carry must keep its shape and dtype at every step (cast or reshape in the body)"
+            )
+    return new
+
+
+def _pair(construct, fname, r):
+    if not isinstance(r, (tuple, list)) or len(r) != 2:
+        raise TypeError(f"{construct}: {fname} must return a pair (carry, y), got {type(r).__name__}")
+    return r
+
+
+def _scan_eagerly(f, init, xs, x_leaves, n, reverse):
+    carry, ys = init, []
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        x = tree.unflatten(xs, [leaf[i] for leaf in x_leaves]) if xs is not None else None
+        new, y = _pair("scan", "f", f(carry, x))
+        carry = _checked_carry("scan", "f", init, new)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    if not ys or ys[0] is None:
+        return carry, None
+    columns = zip(*[tree.flatten(y) for y in ys])
+    return carry, tree.unflatten(ys[0], [stack(list(c)) for c in columns])
+
+
+class _LoopSignature:
+    """What trace_call reads of a signature: the leaves' types and each argument's range."""
+
+    def __init__(self, types, ranges):
+        self.types, self.ranges = types, ranges
+
+
+def _scan_staged(f, init, xs, n, reverse, construct="scan", fname="f"):
+    init_leaves = tree.flatten(init)
+    x_leaves = tree.flatten(xs) if xs is not None else []
+    carry_types = _types(init_leaves)
+    x_types = [ir.TensorType(t.shape[1:], t.dtype) for t in _types(x_leaves)]
+    nc, nx = len(carry_types), len(x_types)
+    sig = _LoopSignature(carry_types + x_types, [(0, nc), (nc, nc + nx) if xs is not None else None])
+    y_is_none = []
+
+    def body(carry, x):
+        new, y = _pair(construct, fname, f(carry, x))
+        _checked_carry(construct, fname, init, new)
+        y_is_none.append(y is None)
+        return new, (() if y is None else y)
+
+    traced = trace_call(body, (init, xs), sig, f"{construct} {fname}")
+    carry_skel, y_skel = traced.out_skeleton
+    leaves = init_leaves + x_leaves
+    builder = current_builder(leaves)
+    atoms = [_atom(x, t.dtype) for x, t in zip(leaves, sig.types)] + list(traced.captured)
+    outs = []
+    for j in range(len(traced.fn.outvars)):
+        params = {"body": traced.fn, "length": n, "reverse": bool(reverse), "n_carry": nc, "n_xs": nx, "out": j}
+        outs.append(Tensor(sym=ir.Sym(builder.bind(scan_p, atoms, params), builder)))
+    carry = tree.unflatten(carry_skel, outs[:nc])
+    return carry, (None if y_is_none[0] else tree.unflatten(y_skel, outs[nc:]))

@@ -48,3 +48,46 @@ SPECS = [
     OpSpec("switch_clamped", _switch_on_argmax, args(_first_largest(3), normal(4)), ops=("cond",),
            numpy_fn=_switch_numpy),
 ]
+
+
+def _rnn(h, xs, w):
+    """A small recurrent cell over the rows of xs: carry h, outputs the states."""
+    return gt.scan(lambda c, x: (gt.tanh(c * w + x), c * x), h, xs)
+
+
+def _rnn_numpy(h, xs, w):
+    ys = []
+    for x in xs:
+        ys.append(h * x)
+        h = np.tanh(h * w + x)
+    return np.sum(h) + np.sum(np.stack(ys))
+
+
+def _power_loop(x):
+    """fori_loop with the step number read by the body."""
+    return gt.fori_loop(1, 4, lambda i, v: v * x + gt.sin(v) / i.astype(x.dtype), x)
+
+
+def _power_loop_numpy(x):
+    v = x
+    for i in range(1, 4):
+        v = v * x + np.sin(v) / i
+    return v
+
+
+SPECS += [
+    OpSpec("scan_rnn", lambda h, xs, w: gt.sum(_rnn(h, xs, w)[0]) + gt.sum(_rnn(h, xs, w)[1]),
+           args(normal(2), normal(3, 2), normal(2)), ops=("scan",), numpy_fn=_rnn_numpy),
+    OpSpec("scan_reverse", lambda xs: gt.scan(lambda c, x: (c * x + 1.0, c), 0.5, xs, reverse=True)[1] * 1.0,
+           args(normal(4)), ops=("scan",),
+           numpy_fn=lambda xs: np.array([_reverse_numpy(xs)[i] for i in range(4)])),
+    OpSpec("fori_loop", _power_loop, args(normal(3)), ops=("scan",), numpy_fn=_power_loop_numpy),
+]
+
+
+def _reverse_numpy(xs):
+    c, ys = 0.5, [None] * len(xs)
+    for i in reversed(range(len(xs))):
+        ys[i] = c
+        c = c * xs[i] + 1.0
+    return np.array(ys)

@@ -11,3 +11,4 @@ from .contract import *  # noqa: F401,F403
 from .call import *  # noqa: F401,F403
 from .custom import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
+from .loops import *  # noqa: F401,F403
