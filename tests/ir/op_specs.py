@@ -41,7 +41,8 @@ def args(*makers):
 
 
 def all_specs() -> list:
-    from . import specs_contract, specs_control, specs_custom, specs_elementwise, specs_indexing, specs_reduce
+    from . import (specs_contract, specs_control, specs_custom, specs_elementwise, specs_indexing,
+                   specs_reduce, specs_shape)
 
     return (
         specs_elementwise.SPECS
@@ -50,4 +51,5 @@ def all_specs() -> list:
         + specs_contract.SPECS
         + specs_custom.SPECS
         + specs_control.SPECS
+        + specs_shape.SPECS
     )
