@@ -58,7 +58,7 @@ class Program:
         on this program's residuals; else None.
     """
 
-    __slots__ = ("fn", "assemble", "captured", "compiled", "later", "_call_fns", "_lock", "_served")
+    __slots__ = ("fn", "assemble", "captured", "compiled", "later", "log_label", "_call_fns", "_lock", "_served")
 
     def __init__(self, fn, skeleton, captured=(), later=None):
         self.fn = fn
@@ -66,6 +66,7 @@ class Program:
         self.assemble = make_assembler(skeleton)
         self.captured = list(captured)
         self.compiled = None
+        self.log_label = None  # (title, described call) until its compile is logged (compile_log.py)
         self._call_fns = None
         self._lock = threading.Lock()
         self._served = None  # made at the first concrete call, with the `compiler` of that time

@@ -38,6 +38,7 @@ import collections
 import functools
 import itertools
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -47,7 +48,7 @@ from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
 from ..tracer.signature import F64, STATIC, as_array
 from ..tracer.trace import trace_call
-from . import nesting, pickling, tape_calls
+from . import compile_log, nesting, pickling, tape_calls
 from .transforms import Differentiate, Forward
 
 CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "compiles"])
@@ -79,12 +80,13 @@ class _Traces:
     """Traces of one Python function, shared by its transforms (f, f.grad, ...),
     keyed by signature: f runs once per signature however many transforms use it."""
 
-    __slots__ = ("table", "count", "lock")
+    __slots__ = ("table", "count", "lock", "history")
 
     def __init__(self):
         self.table = {}
         self.count = 0
         self.lock = threading.RLock()  # re-entrant: f may call itself (static recursion)
+        self.history = compile_log.History()  # what each trace was for, and what changed (compile_log.py)
 
 
 def invoke(program, sig, fname: str, on_run=None):
@@ -222,6 +224,10 @@ class StagedFunction:
         if started:
             next(self._compiles)
         if final:
+            label = program.log_label
+            if label is not None:
+                program.log_label = None
+                compile_log.compiled(*label, program.compiled)
             self._index_fast(sig, program)
 
     def _index_fast(self, sig, program):
@@ -255,6 +261,10 @@ class StagedFunction:
             self._misses += 1
             self._transform.check(sig, self._fname)
             traced = traces.table.get(sig.parts)
+            described = compile_log.describe(self._fun, args, sig)
+            title = f"{self._transform.name}({self._fname})"
+            started = time.perf_counter()
+            trace_seconds = None
             if traced is None:
                 trace = getattr(self._transform, "trace", trace_call)
                 traced = trace(self._fun, args, sig, self._fname)
@@ -262,7 +272,14 @@ class StagedFunction:
                 if not traced.captured:
                     traces.table[sig.parts] = traced
                     _trim(traces.table)
+                trace_seconds = time.perf_counter() - started
             program = self._transform.build(traced, sig, args, self._fname)
+            build_seconds = time.perf_counter() - started - (trace_seconds or 0.0)
+            if trace_seconds is None:
+                compile_log.built(title, described, build_seconds)
+            else:
+                compile_log.traced(traces.history, title, described, trace_seconds, build_seconds)
+            program.log_label = (title, described)
             if not program.captured:
                 self._programs[key] = program
                 _trim(self._programs)

@@ -32,6 +32,9 @@ import collections
 import contextlib
 import itertools
 import threading
+import time
+
+from . import plan_log
 
 _lock = threading.Lock()
 _plans: collections.OrderedDict = collections.OrderedDict()  # _Key -> plan, least recent first
@@ -85,7 +88,10 @@ def lookup(rec, question_key, build):
         return None
     with _lock:
         _counts["misses"] += 1
+        cached = [k.parts[0] for k in _plans] if plan_log.enabled() else []
+    started = time.perf_counter()
     plan = build()  # outside the lock: building and compiling may take a while
+    plan.log_label = plan_log.built(rec, parts[0], cached, time.perf_counter() - started)
     with _lock:
         _plans[key] = plan
         while len(_plans) > _max_plans:

@@ -20,6 +20,7 @@ import numpy as np
 from .. import ir
 from ..ir.inline_calls import inline_calls
 from ..ir.optimize import optimize
+from . import plan_log
 from .dispatch import bind
 from .tensor import Tensor
 
@@ -76,6 +77,7 @@ class BackwardPlan:
         self._outputs_in_order = self.plan == [[k] for k in range(len(self.plan))]
         self._compiled = None
         self._entry = None  # the compiled function's raw entry point (see CompiledFunction.entry)
+        self.log_label = None  # set by backward_cache when the compile log is on (plan_log.py)
         self._served = None  # with no hook, or nothing to compute (no connected source): interpreted
         if serve is not None and self.fn.outvars:
             self._served = serve(self.fn, compile_after=compile_after_runs, prepare=_prepared)
@@ -120,6 +122,7 @@ class BackwardPlan:
             if compiled is None:
                 return served(*args)  # the interpreter while it compiles (or its first native run)
             self._compiled = compiled
+            plan_log.compiled(self.log_label, compiled)
             # A CompiledFunction's entry skips its Python frame; a stand-in without one is called.
             self._entry = getattr(compiled, "entry", None)
         return compiled(*args)  # converts what the entry point declined, or says what is wrong
