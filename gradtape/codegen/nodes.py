@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import constant, from_storage, to_storage
-from .scalar import index_to_i64
+from .scalar import clamped_index
 
 
 def contiguous_strides(shape) -> tuple:
@@ -283,7 +283,7 @@ class Placed(Node):
 
 
 class Gather(Node):
-    """np.take(inner, indices, axis): indices loaded from `index` (clamped into range)."""
+    """np.take(inner, indices, axis): indices loaded from `index`, clamped to the edge (clamped_index)."""
 
     def __init__(self, type, inner: Node, index: Node, axis: int):
         super().__init__(type)
@@ -297,11 +297,7 @@ class Gather(Node):
     def _load(self, k, idx):
         b = k.b
         a, r = self.axis, self.index.type.ndim
-        j = index_to_i64(b, self.index.read(k, idx[a:a + r]), self.index.dtype)
-        d = self.inner.shape[a]
-        # Out-of-range indices are a caller's bug (the reference raises); reading
-        # index 0 instead keeps every access inside the buffer.
-        j = b.select(b.icmp_unsigned("<", j, k.i64(d)), j, k.i64(0))
+        j = clamped_index(b, self.index.read(k, idx[a:a + r]), self.index.dtype, self.inner.shape[a])
         return self.inner.read(k, idx[:a] + [j] + idx[a + r:])
 
 

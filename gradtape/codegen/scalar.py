@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import llvmlite.ir as ir
 import numpy as np
 
 from ..ir import ops
@@ -183,6 +184,16 @@ SCALAR: dict[Op, Callable] = {
     ops.where_p: make_where,
 }
 """The scalar code of every elementwise op but the math functions, keyed by op."""
+
+
+def clamped_index(b, j, dtype, size: int):
+    """An index of `dtype` as i64, clamped into 0..size-1 (ir/ops/indexing.clamp_indices's rule)."""
+    j = index_to_i64(b, j, dtype)
+    last = ir.Constant(I64, max(size - 1, 0))
+    if is_signed(dtype):
+        j = b.select(b.icmp_signed("<", j, ir.Constant(I64, 0)), ir.Constant(I64, 0), j)
+        return b.select(b.icmp_signed(">", j, last), last, j)
+    return b.select(b.icmp_unsigned(">", j, last), last, j)
 
 
 def index_to_i64(b, j, dtype):

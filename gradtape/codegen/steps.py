@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..ir import ops
 from .dtypes import constant
 from .nodes import Map, Node, View, placement_splits
-from .scalar import SCALAR, index_to_i64
+from .scalar import SCALAR, clamped_index
 
 
 class Step:
@@ -76,8 +76,7 @@ class ScatterAdd(Step):
     def emit(self, k):
         dest, x, axis = self.dest, self.x, self.axis
         dtype = dest.dtype
-        zero = constant(dtype, 0)
-        k.loop(dest.type.size, lambda i: dest.store_linear(k, i, zero))
+        k.loop(dest.type.size, lambda i: dest.store_linear(k, i, constant(dtype, 0)))
         if x.type.size == 0:
             return
         r = self.index.type.ndim
@@ -86,14 +85,11 @@ class ScatterAdd(Step):
 
         def body(xi):
             b = k.b
-            j = index_to_i64(b, self.index.read(k, xi[axis:axis + r]), self.index.dtype)
-            inside = b.icmp_unsigned("<", j, k.i64(size))
-            # An out-of-range index (a caller's bug) adds zero at index 0 instead of
-            # writing outside the buffer: no branch in the loop.
-            j = b.select(inside, j, k.i64(0))
-            v = b.select(inside, x.read(k, xi), zero)
+            # Clamped to the edge like the gather it is the gradient of: an out-of-range
+            # index's gradient goes to the element that gather read.
+            j = clamped_index(b, self.index.read(k, xi[axis:axis + r]), self.index.dtype, size)
             at = xi[:axis] + [j] + xi[axis + r:]
-            dest.store(k, at, add(k, [load_fresh(k, dest, at), v]))
+            dest.store(k, at, add(k, [load_fresh(k, dest, at), x.read(k, xi)]))
 
         k.nest(x.shape, body)
 

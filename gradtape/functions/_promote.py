@@ -11,14 +11,16 @@ from ..ir.ops.indexing import concatenate_p
 from ..ir.ops.layout import reshape_p
 from ..tracer.dispatch import bind
 from ..tracer.tensor import Tensor
+from ..tracer.weak import WeakScalar
 
 _PY_SCALARS = (bool, int, float)
 
 
 def dtype_of(x):
-    """The dtype of x, or x itself for a Python scalar (weak in promotion)."""
+    """The dtype of x, or x itself for a Python scalar (weak in promotion; a traced Python
+    scalar argument, a WeakScalar, counts as one of its kind)."""
     if isinstance(x, Tensor):
-        return x.dtype
+        return x.dtype.type(0).item() if x.__class__ is WeakScalar else x.dtype
     if isinstance(x, _PY_SCALARS):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
@@ -54,6 +56,8 @@ def _fast_promote(args):
         cls = a.__class__
         if cls is float or cls is int:  # exact types: bool (an int) promotes differently
             weak = True
+        elif cls is WeakScalar:
+            return None
         elif cls is np.ndarray or isinstance(a, Tensor):  # arrays are not weak: as tensors
             d = a.dtype
             if dtype is None:
@@ -128,6 +132,8 @@ def promote_pair(x, y, float_result: bool = False):
     cases are written out for two operands (half the cost of its loop).
     """
     cx, cy = x.__class__, y.__class__
+    if cx is WeakScalar or cy is WeakScalar:
+        return _promote_by_numpy((x, y), float_result)
     if cx is np.ndarray or isinstance(x, Tensor):
         d = x.dtype
         if d.kind == "f":
@@ -146,7 +152,8 @@ def promote_pair(x, y, float_result: bool = False):
 
 def float_operand(x):
     """promote_float(x)[0]: x itself when it is a float tensor or array (the common case,
-    checked first because every unary op of a training loop comes here)."""
+    checked first because every unary op of a training loop comes here). A weak float
+    (WeakScalar) stays float64, as numpy.exp(2.5) is a float64."""
     if (x.__class__ is np.ndarray or isinstance(x, Tensor)) and x.dtype.kind == "f":
         return x
     return promote_float(x)[0]

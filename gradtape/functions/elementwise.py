@@ -9,7 +9,8 @@ from ..ir.ops import elementwise as ew
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
-from ._promote import as_tensor, convert, float_operand, promote_pair
+from ..tracer.weak import WeakScalar
+from ._promote import as_tensor, convert, dtype_of, float_operand, promote_pair
 
 _BOOL = np.dtype(np.bool_)  # made once: convert takes a dtype as it is
 
@@ -97,7 +98,51 @@ absolute = abs
 sign = _unary_keep(ew.sign_p, np.sign)
 floor = _unary_keep(ew.floor_p, np.floor, float_only=True)
 ceil = _unary_keep(ew.ceil_p, np.ceil, float_only=True)
-round = _unary_keep(ew.round_p, np.round, np.around, float_only=True)
+_round_half_even = _unary_keep(ew.round_p, np.round, float_only=True)
+
+
+@implements(np.round, np.around)
+def round(x, decimals=0, out=None):
+    """Round half to even to `decimals` places (numpy.round); its gradient is zero almost everywhere.
+
+    With `decimals` it computes what NumPy does: x * 10**decimals rounded, then divided back
+    (x / 10**-decimals, rounded, times 10**-decimals for negative `decimals`), in x's dtype.
+
+    Args:
+      x: a Tensor or array-like.
+      decimals: how many decimal places (negative: to tens, hundreds, ...).
+
+    Returns:
+      A Tensor of x's shape and dtype (integers unchanged unless `decimals` < 0).
+
+    Raises:
+      TypeError: `out` is given, or `decimals` is not an integer.
+
+    Example::
+
+        >>> gradtape.round(gradtape.constant([1.25, 2.35, -0.5]), 1)
+        Tensor([ 1.2,  2.4, -0.5], dtype=float64)
+    """
+    if out is not None:
+        raise TypeError("round: out= is not supported (tensors are immutable)")
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"round: decimals must be an integer, got {decimals!r}")
+    x = as_tensor(x) if not isinstance(x, Tensor) else x
+    decimals = int(decimals)
+    if decimals == 0 or (decimals > 0 and x.dtype.kind != "f"):
+        return _round_half_even(x)
+    if x.dtype.kind not in "fiu":
+        raise TypeError(f"round: needs a number, got dtype {x.dtype}")
+    value = x if x.dtype.kind == "f" else convert(x, np.float64)
+    scale = value.dtype.type(10.0 ** abs(decimals))
+    if decimals > 0:
+        rounded = divide(_round_half_even(multiply(value, scale)), scale)
+    else:
+        rounded = multiply(_round_half_even(divide(value, scale)), scale)
+    return rounded if rounded.dtype == x.dtype else convert(rounded, x.dtype)
+
+
+around = round
 
 
 @implements(np.positive)
@@ -109,6 +154,8 @@ def positive(x):
 def _binary(op, *numpy_functions, float_result=False):
     @implements(*numpy_functions)
     def fn(x, y):
+        if x.__class__ is WeakScalar or y.__class__ is WeakScalar:
+            return _weak_binary(op, x, y, float_result)
         x, y = promote_pair(x, y, float_result)
         return bind(op, x, y)
 
@@ -117,14 +164,24 @@ def _binary(op, *numpy_functions, float_result=False):
     return fn
 
 
+def _weak_binary(op, x, y, float_result):
+    """op on a traced Python scalar argument (WeakScalar): weak again when the other operand is
+    weak too, as 2.5 * 2.0 is a Python float, unless the result is a bool (a comparison)."""
+    both_weak = all(a.__class__ in (WeakScalar, float, int) for a in (x, y))
+    out = bind(op, *promote_pair(x, y, float_result))
+    if both_weak and out.dtype.kind in "fi":
+        return WeakScalar(sym=out._sym)
+    return out
+
+
 add = _binary(ew.add_p, np.add)
 subtract = _binary(ew.sub_p, np.subtract)
 multiply = _binary(ew.mul_p, np.multiply)
 divide = _binary(ew.div_p, np.divide, np.true_divide, float_result=True)
 true_divide = divide
-power = _binary(ew.pow_p, np.power, np.float_power, float_result=True)
-maximum = _binary(ew.maximum_p, np.maximum, np.fmax)
-minimum = _binary(ew.minimum_p, np.minimum, np.fmin)
+power = _binary(ew.pow_p, np.power, float_result=True)
+maximum = _binary(ew.maximum_p, np.maximum)
+minimum = _binary(ew.minimum_p, np.minimum)
 equal = _binary(ew.eq_p, np.equal)
 not_equal = _binary(ew.ne_p, np.not_equal)
 less = _binary(ew.lt_p, np.less)
@@ -146,6 +203,40 @@ def _logical(op, np_fn):
 logical_and = _logical(ew.logical_and_p, np.logical_and)
 logical_or = _logical(ew.logical_or_p, np.logical_or)
 logical_xor = _logical(ew.logical_xor_p, np.logical_xor)
+
+
+@implements(np.float_power)
+def float_power(x, y):
+    """x ** y computed in at least float64 (numpy.float_power): float32 operands give float64.
+
+    Example::
+
+        >>> gradtape.float_power(gradtape.constant(np.float32(2.0)), 3).dtype
+        dtype('float64')
+    """
+    x, y = promote_pair(x, y, True)
+    dtype = np.promote_types(np.result_type(dtype_of(x)), np.float64)
+    return bind(ew.pow_p, convert(x, dtype), convert(y, dtype))
+
+
+@implements(np.fmax)
+def fmax(x, y):
+    """Elementwise maximum that ignores NaN (numpy.fmax): NaN only where both are NaN.
+
+    Example::
+
+        >>> gradtape.fmax(gradtape.constant([np.nan, 1.0]), 0.5)
+        Tensor([0.5, 1. ], dtype=float64)
+    """
+    x, y = promote_pair(x, y)
+    return where(logical_or(greater_equal(x, y), not_equal(y, y)), x, y)
+
+
+@implements(np.fmin)
+def fmin(x, y):
+    """Elementwise minimum that ignores NaN (numpy.fmin): NaN only where both are NaN."""
+    x, y = promote_pair(x, y)
+    return where(logical_or(less_equal(x, y), not_equal(y, y)), x, y)
 
 
 @implements(np.logical_not)

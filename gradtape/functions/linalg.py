@@ -6,7 +6,9 @@ gradtape/ir/ops/contract.py) with a spec built from NumPy's conventions, so
 `x @ w` traces to `contract[spec='ij,jk->ik'] x w`. Batch broadcasting never
 materializes copies: a size-1 batch dim is squeezed away and its letter
 left out of that operand, which `contract` then treats as a broadcast.
-Diagonals ('ii->i', trace, diag of a matrix) contract with an identity mask.
+Diagonals ('ii->i', trace, diag) gather their elements and `diag` of a vector
+scatters into zeros: never a product with an identity mask, which would turn
+an inf or NaN off the diagonal into NaN (0 * inf).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import functools
 import numpy as np
 
 from ..ir.ops.contract import contract_p
+from ..ir.ops.indexing import gather_p, scatter_add_p
 from ..ir.ops.layout import reshape_p, transpose_p
 from ..ir.ops.reduce import reduce_sum_p
 from ..tracer.dispatch import bind
@@ -51,6 +54,19 @@ def _reshape(x, shape):
 def _transpose(x, perm):
     perm = tuple(int(p) for p in perm)
     return x if perm == tuple(range(len(perm))) else bind(transpose_p, x, perm=perm)
+
+
+def _diagonal(x, p, q, k=0):
+    """The k-th diagonal of axes p and q of x, as x's last axis (the others keep their order).
+
+    A gather of the diagonal's elements from those two axes flattened into one.
+    """
+    shape = tuple(shape_of(x))
+    n, m = shape[p], shape[q]
+    rest = [a for a in range(len(shape)) if a not in (p, q)]
+    x = _reshape(_transpose(x, rest + [p, q]), [shape[a] for a in rest] + [n * m])
+    rows = np.arange(max(0, min(n, m - k) if k >= 0 else min(m, n + k)), dtype=np.int64) + max(-k, 0)
+    return bind(gather_p, x, rows * m + rows + k, axis=len(rest))
 
 
 def _dtype(x):
@@ -442,7 +458,7 @@ def _contract_labels(a, b, la, lb, lo):
     return _contract(a, b, [names[c] for c in la], [names[c] for c in lb], [names[c] for c in lo])
 
 
-def _prepare_operand(x, labs, size, counter):
+def _prepare_operand(x, labs, size):
     """Squeeze dims that broadcast, then take the diagonal of each repeated label."""
     shape = tuple(shape_of(x))
     keep = [p for p, label in enumerate(labs) if not (shape[p] == 1 and size[label] != 1)]
@@ -452,13 +468,9 @@ def _prepare_operand(x, labs, size, counter):
     while len(set(labs)) != len(labs):
         q = next(q for q, label in enumerate(labs) if label in labs[:q])
         label = labs[q]
-        fresh = ("diag", next(counter))
-        n = shape_of(x)[q]
-        mask = np.eye(n, dtype=_dtype(x))
-        x_labs = labs[:q] + [fresh] + labs[q + 1:]
-        out_labs = labs[:q] + labs[q + 1:]
-        x = _contract_labels(x, mask, x_labs, [label, fresh], out_labs)
-        labs = out_labs
+        p = labs.index(label)
+        x = _diagonal(x, p, q)
+        labs = [c for a, c in enumerate(labs) if a not in (p, q)] + [label]
     return x, labs
 
 
@@ -499,8 +511,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     labels, out_labels, size = _parse_einsum(
         subscripts, tuple(tuple(shape_of(x)) for x in operands)
     )
-    counter = iter(range(1 << 30))
-    prepared = [_prepare_operand(x, labs, size, counter) for x, labs in zip(operands, labels)]
+    prepared = [_prepare_operand(x, labs, size) for x, labs in zip(operands, labels)]
     cur, cur_labs = prepared[0]
     for i in range(1, len(prepared)):
         nxt, nxt_labs = prepared[i]
@@ -545,10 +556,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     ax1, ax2 = _axes_list("trace", [axis1, axis2], len(shape), "first")
     want = np.dtype(dtype) if dtype is not None else np.sum(np.zeros(0, _dtype(a))).dtype
     a = convert(a, want)
-    letters = _letters(len(shape), "trace")
-    mask = np.eye(shape[ax1], shape[ax2], k=int(offset), dtype=want)
-    lo = [c for p, c in enumerate(letters) if p not in (ax1, ax2)]
-    return _contract(a, mask, letters, [letters[ax1], letters[ax2]], lo)
+    return _sum(_diagonal(a, ax1, ax2, int(offset)), [len(shape) - 2])
 
 
 @implements(np.diag)
@@ -575,20 +583,11 @@ def diag(v, k=0):
     if len(shape) == 1:
         n = shape[0]
         size = n + abs(k)
-        if size != n:  # place v at rows max(-k, 0).. of a length-`size` vector
-            place = np.eye(size, n, k=-max(-k, 0), dtype=dtype)
-            v = _contract(v, place, "j", "ij", "i")
-        column = _reshape(v, (size, 1))
-        return multiply(column, np.eye(size, size, k=k, dtype=dtype))
+        rows = np.arange(n, dtype=np.int64) + max(-k, 0)
+        flat = bind(scatter_add_p, v, rows * size + rows + k, axis=0, size=size * size)
+        return _reshape(flat, (size, size))
     if len(shape) == 2:
-        n, m = shape
-        keep = "i" if k >= 0 else "j"
-        length = max(0, min(n, m - k) if k >= 0 else min(m, n + k))
-        d = _contract(v, np.eye(n, m, k=k, dtype=dtype), "ij", "ij", keep)
-        full = n if k >= 0 else m
-        if length != full:  # the first `length` entries are the diagonal
-            d = _contract(d, np.eye(length, full, dtype=dtype), "j", "ij", "i")
-        return d
+        return _diagonal(v, 0, 1, k)
     raise ValueError(f"diag: input must be 1-D or 2-D, got shape {shape}")
 
 

@@ -139,6 +139,9 @@ def sigmoid(x):
 def relu(x):
     """max(x, 0); its gradient is 1 for x > 0 and 0 for x <= 0 (including at 0).
 
+    NaN stays NaN, as in numpy.maximum(x, 0), JAX and TensorFlow; its
+    gradient there is 0, as theirs.
+
     Args:
       x: a Tensor or array-like.
 
@@ -151,7 +154,9 @@ def relu(x):
         Tensor([0., 0., 2.], dtype=float64)
     """
     x = as_tensor(x)
-    return ew.where(ew.greater(x, 0), x, 0)
+    # Not where(x > 0, x, 0) alone: NaN > 0 is false, which would turn NaN into 0.
+    not_positive = ew.where(ew.less_equal(x, 0), 0, bind(ew_ops.stop_gradient_p, x))
+    return ew.where(ew.greater(x, 0), x, not_positive)
 
 
 def softplus(x):

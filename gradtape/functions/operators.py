@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..tracer.tensor import Tensor
+from ..tracer.weak import WeakScalar
 from . import elementwise as ew
 
 
@@ -9,9 +10,21 @@ def _swap(fn):
     return lambda self, other: fn(other, self)
 
 
+def _keeps_weak(fn):
+    """A unary operator that leaves a traced Python scalar weak, as -2.5 is a Python float."""
+    def operator(self):
+        out = fn(self)
+        return WeakScalar(sym=out._sym) if self.__class__ is WeakScalar and out._sym is not None else out
+
+    return operator
+
+
 Tensor.__neg__ = ew.negative
 Tensor.__pos__ = ew.positive
 Tensor.__abs__ = ew.abs
+WeakScalar.__neg__ = _keeps_weak(ew.negative)
+WeakScalar.__pos__ = _keeps_weak(ew.positive)
+WeakScalar.__abs__ = _keeps_weak(ew.abs)
 Tensor.__add__ = ew.add
 Tensor.__radd__ = _swap(ew.add)
 Tensor.__sub__ = ew.subtract

@@ -649,6 +649,8 @@ def _expand_index(x, index) -> list:
                 f"{e.dtype}{list(e.shape)}, because the result's shape depends on it; use "
                 "gradtape.where(mask, x, 0.0) to select values instead"
             )
+        if isinstance(e, (list, tuple)) and any(isinstance(v, Tensor) and v.is_abstract for v in e):
+            e = stack(e)  # a list holding traced integers (a staged function's list argument)
         if isinstance(e, (Tensor, np.ndarray, list, tuple, range)):
             value = e.numpy() if isinstance(e, Tensor) and not e.is_abstract else e
             if not isinstance(value, Tensor) and np.asarray(value).dtype == np.bool_:

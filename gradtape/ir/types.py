@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import config
+
 _SHORT_NAMES = {
     np.dtype(np.float64): "f64",
     np.dtype(np.float32): "f32",
@@ -38,9 +40,15 @@ class TensorType:
     """The type of an IR value: a static shape (tuple of ints) and a NumPy dtype.
 
     Types are immutable, hashable and compare by value, so they can key caches.
+
+    Raises:
+        ValueError: a negative dimension, or more bytes than any array can hold (2**63 - 1),
+            with NumPy's words ("array is too big").
+        MemoryError: more bytes than config.max_array_bytes (GRADTAPE_MAX_ARRAY_BYTES,
+            default the machine's physical memory), as NumPy's allocation would.
     """
 
-    __slots__ = ("shape", "dtype", "_hash")
+    __slots__ = ("shape", "dtype", "size", "_hash")
 
     def __init__(self, shape, dtype):
         # Types are made on every recorded op: skip conversions when the
@@ -49,9 +57,15 @@ class TensorType:
             shape = tuple(int(d) for d in shape)
         if type(dtype) is not np.dtype and not isinstance(dtype, np.dtype):
             dtype = np.dtype(dtype)
+        size = 1
+        for d in shape:
+            size *= d
+        if size * dtype.itemsize > config.max_array_bytes or size < 0:  # Python ints: no overflow
+            _refuse(shape, dtype, size)
         setter = object.__setattr__
         setter(self, "shape", shape)
         setter(self, "dtype", dtype)
+        setter(self, "size", size)
         setter(self, "_hash", hash((shape, dtype)))
 
     def __setattr__(self, name, value):
@@ -64,13 +78,6 @@ class TensorType:
     @property
     def ndim(self) -> int:
         return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
 
     @property
     def is_float(self) -> bool:
@@ -96,6 +103,31 @@ class TensorType:
         return f"{dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
 
     __str__ = __repr__
+
+
+_MAX_BYTES = 2**63 - 1  # numpy's limit: an array's byte count must fit a signed 64-bit index
+
+
+def _refuse(shape, dtype, size):
+    if any(d < 0 for d in shape):
+        raise ValueError(f"negative dimensions are not allowed: shape {shape}")
+    nbytes = size * dtype.itemsize
+    if nbytes > _MAX_BYTES:
+        raise ValueError(
+            f"array is too big: shape {shape} of {dtype} would hold {size} elements ({nbytes} bytes), "
+            f"more than the largest possible array ({_MAX_BYTES} bytes)")
+    raise MemoryError(
+        f"Unable to allocate {_bytes_text(nbytes)} for an array with shape {shape} and data type {dtype}: "
+        f"more than the limit of {_bytes_text(config.max_array_bytes)} (gradtape.ir.config.max_array_bytes, "
+        "GRADTAPE_MAX_ARRAY_BYTES, default this machine's physical memory)")
+
+
+def _bytes_text(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n} bytes" if unit == "bytes" else f"{n:.3g} {unit}"
+        n /= 1024
+    return ""
 
 
 def type_of(value) -> TensorType:

@@ -57,12 +57,16 @@ Each is a plain module attribute, so tests and programs may also assign it:
 - `memory_cache_bytes` (GRADTAPE_MEMORY_CACHE_BYTES, default 256 MiB): the
   same cache's bound on the machine code and private scratch arenas of
   the functions it holds (cache.py's footprint); 0 or less means no bound.
-- `llvm_worker_after` (GRADTAPE_LLVM_WORKER_AFTER, default 256): after this
+- `llvm_worker_after` (GRADTAPE_LLVM_WORKER_AFTER, default 0): after this
   many compiles in the process, LLVM's optimization and code emission run
-  in a child process that is replaced every 256 compiles (llvm_worker.py):
-  each in-process compile leaves about 175 KB that LLVM never frees, so a
-  process meeting thousands of shapes would otherwise grow without bound.
-  0 sends every compile to the child; a negative value keeps them all here.
+  in a child process that is replaced every 256 compiles (llvm_worker.py).
+  0 (the default) sends every compile there, for two reasons: an LLVM
+  assertion (an abort, which LLVM bugs do raise: issue 14) then kills only
+  the child, and the function falls back to the interpreter with a warning
+  instead of the program ending; and each in-process compile leaves about
+  175 KB that LLVM never frees. The price is starting the child once per
+  process (on the compile thread, while the interpreter serves). A negative
+  value keeps every compile here (unguarded).
 """
 import os
 
@@ -86,4 +90,4 @@ cache_dir = os.environ.get("GRADTAPE_CACHE_DIR")
 cache_max_bytes = int(os.environ.get("GRADTAPE_CACHE_MAX_BYTES", str(512 * 1024 * 1024)))
 memory_cache_entries = int(os.environ.get("GRADTAPE_MEMORY_CACHE_ENTRIES", "256"))
 memory_cache_bytes = int(os.environ.get("GRADTAPE_MEMORY_CACHE_BYTES", str(256 * 1024 * 1024)))
-llvm_worker_after = int(os.environ.get("GRADTAPE_LLVM_WORKER_AFTER", "256"))
+llvm_worker_after = int(os.environ.get("GRADTAPE_LLVM_WORKER_AFTER", "0"))

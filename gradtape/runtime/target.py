@@ -36,6 +36,12 @@ def _initialize():
             return
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
+        # Kernels store a value in one step and load it in a later one; once loops are unrolled, the
+        # only pass left to forward such a store is InstCombine, which looks back 6 instructions by
+        # default. A constant it misses reaches the code generator, where a select of two FP
+        # constants with a condition known only there trips an X86 DAG-combine assertion on AVX-512
+        # (issue 14, tests/runtime/test_llvm_abort.py). 64 forwards it; the scan is bounded per load.
+        llvm.set_option("gradtape", "-available-load-scan-limit=64")
         chosen = target_cpu.current()  # GRADTAPE_CPU: the host unless asked otherwise
         _state["cpu"] = chosen.name
         _state["features"] = chosen.features

@@ -31,7 +31,7 @@ from ..ir.optimize import optimize
 from ..ir.sparsity import Pattern, colour_columns, jacobian_pattern
 from . import program as program_module
 from .derivative_functions import gradient_function
-from ..tracer.signature import F64, as_array, describe
+from ..tracer.signature import PY_FLOAT, as_array, describe
 from .staged import CacheInfo, _count_of
 from ..tracer.trace import trace_call
 
@@ -113,7 +113,7 @@ class SparseDerivative:
                 parts.append(a.dtype)
             elif t is float:
                 parts.append(())
-                parts.append(F64)
+                parts.append(PY_FLOAT)
             else:
                 break
         else:

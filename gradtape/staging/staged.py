@@ -46,7 +46,7 @@ import numpy as np
 from .. import codegen
 from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
-from ..tracer.signature import F64, STATIC, as_array
+from ..tracer.signature import PY_FLOAT, STATIC, as_array
 from ..tracer.trace import trace_call
 from . import compile_log, nesting, pickling, tape_calls
 from .transforms import Differentiate, Forward
@@ -172,7 +172,7 @@ class StagedFunction:
                 parts.append(a.dtype)
             elif t is float:
                 parts.append(())
-                parts.append(F64)
+                parts.append(PY_FLOAT)
                 floats = True
             else:
                 break
@@ -201,7 +201,7 @@ class StagedFunction:
                 dynamic.append(a)
             elif t is float:
                 parts.append(())
-                parts.append(F64)
+                parts.append(PY_FLOAT)
                 dynamic.append(np.array(a))
             else:
                 return _MISS
@@ -320,7 +320,7 @@ class StagedFunction:
             elif t is _ndarray:
                 parts += (a.shape, a.dtype)
             elif t is float:
-                parts += ((), F64)
+                parts += ((), PY_FLOAT)
             else:
                 return None
         if self._fast_version != codegen.CODEGEN_VERSION:

@@ -3,8 +3,10 @@
 A signature is a flat tuple, a prefix code of the arguments:
 
   - an array leaf contributes its shape and its dtype (two items); Python
-    floats, ints and bools count as 0-d float64, int64 and bool arrays, so
-    `f(1.0)` and `f(np.float64(1.0))` share an entry;
+    floats and ints contribute () and PY_FLOAT or PY_INT: they are traced as
+    0-d float64 and int64 values that are weak in promotion (tracer/weak.py),
+    so `f(1.0)` and `f(np.float64(1.0))` do not share an entry; Python bools
+    count as 0-d bool arrays;
   - a container contributes a marker `(kind, size)` (dicts: their sorted
     keys) before its children, so structure is part of the key;
   - a static argument contributes `(STATIC, type, value)`.
@@ -44,6 +46,9 @@ class _Marker:
 
 
 LIST, TUPLE, DICT, STATIC = _Marker("list"), _Marker("tuple"), _Marker("dict"), _Marker("static")
+# In a signature, the "dtype" of a Python float or int argument: weakly typed (tracer/weak.py).
+PY_FLOAT, PY_INT = _Marker("python float"), _Marker("python int")
+_WEAK_PARTS = {float: PY_FLOAT, int: PY_INT}
 
 
 class Signature:
@@ -131,7 +136,7 @@ def _walk(x, sig, parts, leaves, avals):
     if dtype.kind not in _SUPPORTED_KINDS:
         raise _BadLeaf(x, dtype)
     parts.append(shape)
-    parts.append(dtype)
+    parts.append(_WEAK_PARTS.get(t, dtype))
     leaves.append(x)
     avals.append((shape, dtype))
 

@@ -31,6 +31,9 @@ from .errors import add_note
 from .signature import describe
 from .tensor import Tensor
 from .trace_context import FunctionTrace, check_live, tracing
+from .weak import WeakScalar
+
+_WEAK = (float, int)  # exact types: a bool is not weak
 
 
 class Traced:
@@ -70,7 +73,9 @@ def trace_call(f, args, sig, fname: str) -> Traced:
     """
     builder = FunctionTrace(fname)
     syms = [builder.input(t) for t in sig.types]
-    abstract = [Tensor(sym=s) for s in syms]
+    # Python float and int arguments stay weak in promotion, as they are eagerly (weak.py).
+    leaves = getattr(sig, "leaves", None) or [None] * len(syms)  # vmap's element signatures have none
+    abstract = [WeakScalar(sym=s) if type(x) in _WEAK else Tensor(sym=s) for s, x in zip(syms, leaves)]
     traced_args = []
     for a, r in zip(args, sig.ranges):
         if r is None:

@@ -48,9 +48,11 @@ def test_dtype_rank_and_python_scalars_key_the_cache():
     assert f(np.ones(2, np.float32)).dtype == np.float32  # new dtype: retrace, right answer
     assert f(np.ones((1, 2))).shape == (1, 2)  # new rank
     assert f(np.array(3)).dtype == np.int64
-    assert f(3) == 6 and f(3).dtype == np.int64  # a Python int is an int64 scalar: same entry
-    assert f(1.5) == 3.0 and f(np.float64(2.0)) == 4.0  # Python and NumPy float64: one entry
-    assert len(runs) == 5
+    # A Python int or float is a weak scalar (it takes the dtype of the arrays it meets), so it
+    # has its own entry, apart from NumPy's int64 and float64 scalars.
+    assert f(3) == 6 and f(3).dtype == np.int64
+    assert f(1.5) == 3.0 and f(2.5) == 5.0 and f(np.float64(2.0)) == 4.0
+    assert len(runs) == 7
 
 
 def test_pytree_structure_is_part_of_the_signature():

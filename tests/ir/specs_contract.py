@@ -1,5 +1,6 @@
 """Op specs of `contract`, through every front end that lowers to it:
-matmul, dot, vdot, inner, outer, tensordot, einsum, trace, diag and norm."""
+matmul, dot, vdot, inner, outer, tensordot, einsum, trace, diag and norm (the
+last four partly gather instead)."""
 import numpy as np
 
 import gradtape as gt
@@ -61,14 +62,17 @@ SPECS = [
     _einsum("ij,ij->ij", (1, 3), (2, 3), ops=("contract", "reshape")),
     _einsum("ij->j", (2, 3), ops=("reduce_sum",)),
     _einsum("ijk->kij", (2, 3, 2), ops=("transpose",)),
-    _einsum("ii->i", (3, 3)),
-    _einsum("ii", (3, 3)),
+    # diagonals gather (diag of a vector scatters): no product with an identity mask
+    _einsum("ii->i", (3, 3), ops=("gather",)),
+    _einsum("ii", (3, 3), ops=("gather", "reduce_sum")),
     # trace, diag, norm (norms away from 0, where they are smooth)
-    _spec("trace", gt.trace, [normal(3, 3)], np.trace),
-    _spec("trace_offset", lambda a: gt.trace(a, 1), [normal(3, 4)], lambda a: np.trace(a, 1)),
+    _spec("trace", gt.trace, [normal(3, 3)], np.trace, ops=("gather", "reduce_sum")),
+    _spec("trace_offset", lambda a: gt.trace(a, 1), [normal(3, 4)], lambda a: np.trace(a, 1),
+          ops=("gather", "reduce_sum")),
     _spec("diag_of_vector", lambda v: gt.diag(v, 1), [normal(3)], lambda v: np.diag(v, 1),
-          ops=("contract", "reshape", "mul")),
-    _spec("diag_of_matrix", lambda a: gt.diag(a, -1), [normal(3, 4)], lambda a: np.diag(a, -1)),
+          ops=("scatter_add", "reshape")),
+    _spec("diag_of_matrix", lambda a: gt.diag(a, -1), [normal(3, 4)], lambda a: np.diag(a, -1),
+          ops=("gather",)),
     _spec("norm_vector", gt.norm, [positive(4)], np.linalg.norm, ops=("mul", "reduce_sum", "sqrt")),
     _spec("norm_1", lambda x: gt.norm(x, 1), [positive(4)], lambda x: np.linalg.norm(x, 1),
           ops=("abs", "reduce_sum")),

@@ -39,7 +39,7 @@ from ..errors import DTypeError, ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..types import TensorType
 from ._helpers import same_dtype
-from .elementwise import add, cast
+from .elementwise import add, cast, maximum, minimum
 from .layout import all_batched, broadcast_batched, broadcast_to, reshape
 
 __all__ = [
@@ -170,14 +170,25 @@ def _require_indices(op, idx: TensorType):
         raise DTypeError(f"{op.name}: indices must be an integer array, got {idx}")
 
 
-def _check_bounds(op, idx, size, axis):
-    idx = np.asarray(idx)
-    bad = (idx < 0) | (idx >= size)
-    if np.any(bad):
+def _require_room(op, size, idx, axis):
+    """An empty axis has no edge to clamp to: indexing it with any index is refused when traced."""
+    if size == 0 and idx.size > 0:
         raise IndexError(
-            f"{op.name}: index {idx[bad].flat[0]} is out of bounds for axis {axis} with size {size}"
+            f"{op.name}: cannot index axis {axis} of size 0 with {idx.size} indices ({idx}); "
+            "an empty axis has no element to read or write"
         )
-    return idx
+
+
+def clamp_indices(idx, size):
+    """Indices clamped into 0..size-1: the rule of gather and scatter_add everywhere.
+
+    Front ends (take, getitem) check indices they know while tracing and
+    raise IndexError as NumPy does; an index that is a traced value (an
+    argument of a staged function) is clamped to the edge, in the
+    interpreter and in compiled code alike (codegen's Gather and
+    ScatterAdd), and its gradient goes to the element it read.
+    """
+    return np.clip(np.asarray(idx), 0, max(size - 1, 0))
 
 
 # Indices are values: one out of range raises in the reference (never wraps).
@@ -188,13 +199,13 @@ def _gather_shape(x, idx, *, axis):
     _require_indices(gather_p, idx)
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"gather: axis {axis} is out of range for an operand {x} (indices {idx})")
+    _require_room(gather_p, x.shape[axis], idx, axis)
     return x.with_shape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
 
 
 def _gather_impl(x, idx, *, axis):
     x = np.asarray(x)
-    idx = _check_bounds(gather_p, idx, x.shape[axis], axis)
-    return np.take(x, idx, axis=axis)
+    return np.take(x, clamp_indices(idx, x.shape[axis]), axis=axis)
 
 
 def _gather_jvp(ts, out, x, idx, *, axis):
@@ -222,7 +233,11 @@ def flat_indices(idx, lead: tuple, stride: int):
     (b, *p) of the flattened axis, (flat index of (b, *p)) * stride, so a
     gather/scatter over that one axis stays within each (b, *p). Indices
     are widened to int64 when their dtype cannot hold the largest offset.
+    Each index is first clamped into 0..stride-1, as an unbatched gather or
+    scatter_add clamps it (clamp_indices), so none reaches a neighbouring row.
     """
+    zero, last = (idx.builder.literal(np.array(v, idx.dtype)) for v in (0, max(stride - 1, 0)))
+    idx = minimum(maximum(idx, zero), last)
     n, pre, k = idx.shape[0], lead[1:], idx.ndim - 1
     count = int(np.prod(lead, dtype=np.int64))
     if count * stride > 0 and np.iinfo(idx.dtype).max < count * stride - 1:
@@ -239,8 +254,7 @@ def _gather_batch(n, ins, batched, *, axis):
     from x with its leading axes ((batch,) *pre and the gathered one, which
     are adjacent) reshaped into one, each index offset to its row of that
     axis (`flat_indices`); the result comes out as (B, *pre, *I, *post),
-    the batched layout itself. (An out-of-range index reads a neighbouring
-    row instead of raising; see _scatter_add_batch.)
+    the batched layout itself (indices clamped first, see flat_indices).
     """
     x, idx = ins
     x_batched, idx_batched = batched
@@ -270,12 +284,13 @@ def _scatter_add_shape(x, idx, *, axis, size):
             f"scatter_add: operand {x} must have the index shape {idx.shape} at axis {axis} "
             f"(and size={size} must be >= 0)"
         )
+    _require_room(scatter_add_p, size, idx, axis)
     return x.with_shape(x.shape[:axis] + (size,) + x.shape[axis + k:])
 
 
 def _scatter_add_impl(x, idx, *, axis, size):
     x = np.asarray(x)
-    idx = _check_bounds(scatter_add_p, idx, size, axis)
+    idx = clamp_indices(idx, size)
     out = np.zeros(x.shape[:axis] + (size,) + x.shape[axis + idx.ndim:], x.dtype)
     np.add.at(out, (builtins.slice(None),) * axis + (idx,), x)
     return out
@@ -300,9 +315,7 @@ def _scatter_add_batch(n, ins, batched, *, axis, size):
     that axis is then reshaped into (B, *pre, size). A shared x is first
     repeated along the batch axis: every batch element adds it anew.
 
-    An index outside 0..size-1 (which the unbatched reference rejects) lands
-    in a neighbouring row here, like the clamping of compiled code: keep
-    indices in range.
+    Indices are clamped into 0..size-1 first (flat_indices), as unbatched.
     """
     x, idx = ins
     x_batched, idx_batched = batched
