@@ -20,6 +20,10 @@ with the step's slice of each xs and of the stacked output written in
 place (pointer + i * slice size); ys the equation does not return go to a
 one-slice scratch. The final carry the equation returns is copied out.
 
+A `while` equation is the same loop with a test before each step: the
+condition's sub-Function writes a bool into a one-byte scratch, and the
+loop exits when it is false (a native loop whose trip count is data).
+
 Operands and results live in memory (every operand is stored, as for a
 contraction), and a sub-Function's scratch arena is a region of the
 caller's arena, alive during the step.
@@ -183,4 +187,62 @@ def lower_scan(ctx, eqn, *operands):
     ctx.add(Loop(sub, p["length"], p["reverse"], cur, nxt, xs, consts, ys, scratch(ctx, [sub])))
     if out < n_carry:
         ctx.add(Fill(dest, cur[out]))
+    return dest
+
+
+class WhileLoop(Step):
+    """cur = init; while cond(cur, consts): cur = body(cur, consts)."""
+
+    def __init__(self, cond, body, cur, nxt, consts, flag, arena):
+        self.cond, self.body, self.cur, self.nxt, self.consts = cond, body, cur, nxt, consts
+        self.flag, self.arena = flag, arena
+
+    def reads(self):
+        return {v.buffer for v in self.cur + self.nxt + self.consts + [self.flag, self.arena]}
+
+    def writes(self):
+        return {v.buffer for v in self.cur + self.nxt + [self.flag, self.arena]}
+
+    def emit(self, k):
+        b = k.b
+        cond = emit_sub(k, self.cond, "cond")
+        body = emit_sub(k, self.body, "body")
+        ins = [data_pointer(k, v) for v in self.cur + self.consts]
+        arena = data_pointer(k, self.arena)
+        flag = data_pointer(k, self.flag)
+        cond_args = args_array(k, ins + [flag, arena])
+        body_args = args_array(k, ins + [data_pointer(k, v) for v in self.nxt] + [arena])
+        memcpy = k.module.declare_intrinsic("llvm.memcpy", [I8P, I8P, I64])
+        copies = [(data_pointer(k, c), data_pointer(k, n), c.type.size * c.type.dtype.itemsize)
+                  for c, n in zip(self.cur, self.nxt)]
+        test = b.append_basic_block("while.test")
+        step = b.append_basic_block("while.body")
+        done = b.append_basic_block("while.end")
+        b.branch(test)
+        b.position_at_end(test)
+        b.call(cond, [cond_args])
+        go = b.icmp_unsigned("!=", b.load(flag), llir.Constant(I8, 0))
+        b.cbranch(go, step, done)
+        b.position_at_end(step)
+        b.call(body, [body_args])
+        for dst, src, nbytes in copies:
+            if nbytes:
+                b.call(memcpy, [dst, src, k.i64(nbytes), llir.Constant(llir.IntType(1), 0)])
+        b.branch(test)
+        b.position_at_end(done)
+
+
+def lower_while(ctx, eqn, *operands):
+    p = eqn.params
+    n_carry, out = p["n_carry"], p["out"]
+    cond, body = ctx.plan_subfunction(p["cond"]), ctx.plan_subfunction(p["body"])
+    ctx.externals.update(cond.externals)
+    ctx.externals.update(body.externals)
+    cur = [ctx.store(x) for x in operands[:n_carry]]  # the loop overwrites its carries
+    nxt = [ctx.arena(t) for t in p["body"].out_types]
+    consts = [in_memory(ctx, x) for x in operands[n_carry:]]
+    flag = ctx.arena(TensorType((), np.bool_))
+    ctx.add(WhileLoop(cond, body, cur, nxt, consts, flag, scratch(ctx, [cond, body])))
+    dest = ctx.dest(eqn.out)
+    ctx.add(Fill(dest, cur[out]))
     return dest

@@ -91,3 +91,25 @@ def _reverse_numpy(xs):
         ys[i] = c
         c = c * xs[i] + 1.0
     return np.array(ys)
+
+
+def _while_growth(x, a):
+    """x grows by a factor (1 + a**2) until its sum passes 4: a trip count that depends on the data."""
+    def body(c):
+        v, n = c
+        return v * (1.0 + a * a) + gt.sin(v) * 0.1, n + 1.0
+    v, n = gt.while_loop(lambda c: gt.sum(c[0]) < 4.0, body, (x, gt.sum(x) * 0.0))
+    return v * n
+
+
+def _while_growth_numpy(x, a):
+    v, n = x, 0.0
+    while np.sum(v) < 4.0:
+        v, n = v * (1.0 + a * a) + np.sin(v) * 0.1, n + 1.0
+    return v * n
+
+
+SPECS += [
+    OpSpec("while_loop", _while_growth, args(positive(3, lo=0.3, hi=0.6), positive(3, lo=0.4, hi=0.6)),
+           ops=("while",), order=2, numpy_fn=_while_growth_numpy),
+]

@@ -12,3 +12,4 @@ from .call import *  # noqa: F401,F403
 from .custom import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .loops import *  # noqa: F401,F403
+from .while_loop import *  # noqa: F401,F403
