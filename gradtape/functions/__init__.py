@@ -12,11 +12,13 @@ import types as _types
 
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
 from . import arrays, control_flow, creation, elementwise, linalg, nn, reductions, shape
-from . import joining, rearrange  # issue 15 point 3: NumPy's shape functions
+from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
 from .elementwise import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .rearrange import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .grids import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .arrays import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
@@ -36,5 +38,5 @@ def _public_functions(module: _types.ModuleType) -> list:
 
 
 __all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow,
-                               rearrange, joining)
+                               rearrange, joining, sorting, grids)
            for name in _public_functions(module)]

@@ -23,12 +23,22 @@ def _staged_gradient(f, x, w):
     return np.asarray(gt.grad(lambda x: np.sum(f(x) * w))(x))
 
 
+def _unsort(w, order, axis):
+    """w's entries sent back to the positions `order` took them from (the transposed gather)."""
+    out = np.zeros_like(w)
+    np.put_along_axis(out, order, w, axis)
+    return out
+
+
 # (f, the gradient of sum(f(x) * w) with respect to x, written with NumPy)
 LINEAR = {
     "roll": (lambda x: np.roll(x, 1, axis=1), lambda w: np.roll(w, -1, axis=1)),
     "flip": (lambda x: np.flip(x), lambda w: np.flip(w)),
     "rot90": (lambda x: np.rot90(x).T, lambda w: np.rot90(w.T, -1)),
     "tril": (lambda x: np.tril(x, 1), lambda w: np.tril(w, 1)),
+    "sort": (lambda x: np.sort(x, axis=0), lambda w: _unsort(w, np.argsort(X, axis=0), 0)),
+    "sort_flat": (lambda x: np.sort(x, axis=None).reshape(3, 4),
+                  lambda w: _unsort(w.ravel(), np.argsort(X, axis=None), 0).reshape(3, 4)),
     "vstack_split": (lambda x: np.vstack(np.split(x, 3)[::-1]), lambda w: np.vstack(np.split(w, 3)[::-1])),
 }
 
@@ -86,6 +96,14 @@ BAD = [
     (lambda t: np.roll(t, (1, 2), axis=(0, 1, 1)), ValueError,
      "roll: 'shift' (1, 2) and 'axis' (0, 1, 1) should be scalars or 1-d sequences"),
     (lambda t: np.diagonal(t, 0, 1, -1), ValueError, "diagonal: axis1 and axis2 cannot be the same"),
+    (lambda t: np.take_along_axis(t, np.zeros(3, int), 1), ValueError,
+     "take_along_axis: `indices` and `arr` must have the same number of dimensions, got indices of "
+     "shape (3,) and arr of shape (3, 4)"),
+    (lambda t: np.searchsorted(t[0], 1.0, side="middle"), ValueError,
+     "searchsorted: side must be 'left' or 'right', got 'middle'"),
+    (lambda t: np.linspace(t[0, 0], t[0, 1], -1), ValueError,
+     "linspace: number of samples, -1, must be non-negative"),
+    (lambda t: np.meshgrid(t[0], indexing="xx"), ValueError, "meshgrid: valid values for `indexing`"),
     (lambda t: np.vstack([t, t[:, :2]]), ValueError,
      "concatenate: all input shapes must match except along axis 0, got (3, 4), (3, 2)"),
 ]
@@ -105,3 +123,37 @@ def test_a_fractional_count_is_a_type_error():
     # NumPy's roll happens to truncate a float shift; a count must be an integer here.
     with pytest.raises(TypeError, match="roll: `shift` must be integers, got array"):
         np.roll(gt.constant(X), 1.5)
+
+
+@pytest.mark.parametrize("gradient", [_tape_gradient, _staged_gradient], ids=["tape", "staged"])
+def test_linspace_gradient_in_both_end_points(gradient):
+    def f(x):
+        return np.linspace(x[:, 0], x[:, 1], 4, axis=1)
+
+    w = W.copy()
+    t = np.linspace(0.0, 1.0, 4)
+    expected = np.zeros_like(X)
+    expected[:, 0] = w @ (1 - t)
+    expected[:, 1] = w @ t
+    np.testing.assert_allclose(gradient(f, X, w), expected, rtol=1e-13)
+
+
+def test_sort_and_argsort_put_nan_last_staged_as_numpy():
+    x = np.array([[2.0, np.nan, -1.0, 2.0, 0.0], [np.nan, 1.0, np.nan, 1.0, -3.0]])
+    for f, reference in ((lambda t: np.sort(t), np.sort(x)),
+                         (lambda t: np.argsort(t), np.argsort(x, kind="stable"))):
+        staged = gt.differentiable(f)(x)
+        np.testing.assert_array_equal(np.asarray(staged), reference)
+        np.testing.assert_array_equal(f(gt.constant(x)).numpy(), reference)
+
+
+def test_integer_results_get_no_gradient_and_nonzero_needs_values():
+    x = gt.constant(X)
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(np.argsort(x) * x)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), np.argsort(X))
+    assert np.nonzero(gt.constant(X > 1.0))[0].dtype == np.int64
+    with pytest.raises(gt.ConcretizationError, match=r"nonzero: the number of non-zero elements of an "
+                       r"abstract tensor float64\[3, 4\] is not known while tracing"):
+        gt.grad(lambda x: np.sum(x[np.nonzero(x)]))(X)

@@ -1,6 +1,7 @@
 """Op specs of NumPy's shape functions built from the layout and gather ops
-(gradtape/functions/rearrange.py, joining.py): flip, roll, rot90, tril/triu,
-diagonal, repeat, tile, kron, atleast_nd, the stack and split families.
+(gradtape/functions/rearrange.py, joining.py, sorting.py, grids.py): flip, roll, rot90, tril/triu,
+diagonal, repeat, tile, kron, atleast_nd, the stack and split families, sort,
+argsort, take_along_axis, searchsorted, linspace and meshgrid.
 
 Each is called the way users write it, through NumPy (`np.flip(t)`), so the
 dispatch is checked too, and composed with a nonlinearity so that second and
@@ -80,6 +81,24 @@ SPECS = [
           normal(2, 2), ops=("slice",)),
     _spec("np_dsplit", lambda x: np.dsplit(x, 2)[0] ** 2 - np.dsplit(x, 2)[1], normal(1, 2, 4),
           ops=("slice",)),
+    # --- sorting and searching (staged: the permutation from comparisons) -------------------------
+    _spec("np_sort", lambda x: _sin(np.sort(x)) * np.sort(x, axis=0), normal(3, 4),
+          ops=("gather", "scatter_add", "less", "reduce_sum")),
+    _spec("np_sort_flat_with_ties", lambda x: np.sort(np.concatenate([x, x[::-1]]), axis=None) ** 3,
+          normal(2, 2), ops=("gather", "less")),
+    _spec("np_argsort_times_x", lambda x: _sin(x) * np.argsort(x, axis=0), normal(4, 2),
+          ops=("less", "equal", "where", "reduce_sum")),
+    _spec("np_take_along_axis", lambda x: np.take_along_axis(x, np.array([[2, 0, 0]]), 1) ** 2,
+          normal(2, 3), ops=("gather", "scatter_add")),
+    _spec("np_searchsorted", lambda a, v: v * np.searchsorted(np.sort(a), v, side="right") + _sin(v),
+          normal(5), normal(2, 3), ops=("less", "reduce_sum")),
+    # --- grids --------------------------------------------------------------------------------------
+    _spec("np_linspace", lambda a, b: _sin(np.linspace(a, b, 5)), normal(), normal(2),
+          ops=("mul", "add", "where")),
+    _spec("np_linspace_axis_no_endpoint", lambda a, b: np.linspace(a, b, 3, endpoint=False, axis=1) ** 2,
+          normal(2), normal(2), ops=("mul", "add")),
+    _spec("np_meshgrid", lambda x, y: np.meshgrid(x, y)[0] * _sin(np.meshgrid(x, y, indexing="ij")[1].T),
+          normal(3), normal(2), ops=("broadcast_to", "reshape")),
     # --- float32 ---------------------------------------------------------------------------------
     _spec("np_roll_tile_float32", lambda x: _sin(np.tile(np.roll(x, 1), 2)),
           normal(3, dtype=np.float32), ops=("slice", "concatenate", "broadcast_to")),

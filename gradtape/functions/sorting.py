@@ -1,0 +1,218 @@
+"""Sorting and searching, as in NumPy: sort, argsort, take_along_axis,
+searchsorted and nonzero.
+
+`sort` is differentiable through the permutation: it gathers x at
+argsort(x), so the gradient of each sorted element goes back to where it
+came from. argsort, searchsorted and nonzero return integer tensors, which
+get no gradient.
+
+On concrete values (eager, on the tape) argsort is NumPy's stable sort,
+O(n log n), and the permutation is a constant of the recorded gather. In a
+staged function the values are abstract, and the permutation is computed
+by the program: each element's rank counts the elements that sort before
+it (comparisons and a sum, O(n^2) work and memory along the sorted axis,
+which compiles natively and batches); NaN sorts last and ties keep their
+order, as in NumPy's stable sort. Sort long axes eagerly, or outside the
+staged function.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tracer.errors import ConcretizationError
+from ..tracer.numpy_dispatch import implements
+from ..tracer.tensor import Tensor
+from . import elementwise as ew
+from . import reductions
+from ._promote import as_tensor, normalize_axis
+from .shape import getitem, moveaxis, ravel, reshape
+
+__all__ = ["sort", "argsort", "take_along_axis", "searchsorted", "nonzero"]
+
+
+def _no_order(name, order):
+    if order is not None:
+        raise NotImplementedError(f"{name}: order= (structured arrays) is not supported")
+
+
+def _sorts_before(b, a):
+    """b sorts strictly before a: b < a, with NaN after every number."""
+    return ew.logical_or(ew.less(b, a), ew.logical_and(ew.not_equal(a, a), ew.equal(b, b)))
+
+
+def _traced_argsort(x):
+    """The stable argsort of x along its last axis, from comparisons (x is abstract)."""
+    n = x.shape[-1]
+    a = reshape(x, x.shape + (1,))          # element i, along axis -2
+    b = reshape(x, x.shape[:-1] + (1, n))    # element j, along axis -1
+    earlier = np.tri(n, n, -1, dtype=bool)   # j < i
+    tie = ew.logical_not(ew.logical_or(_sorts_before(b, a), _sorts_before(a, b)))
+    before = ew.logical_or(_sorts_before(b, a), ew.logical_and(tie, earlier))
+    rank = reductions.sum(before, axis=-1)   # rank[i]: where element i goes
+    # perm[k] = the i of rank k
+    hit = ew.equal(reshape(rank, rank.shape + (1,)), np.arange(n, dtype=rank.dtype))
+    at = ew.where(hit, np.arange(n, dtype=rank.dtype).reshape(n, 1), np.zeros((), rank.dtype))
+    return reductions.sum(at, axis=-2)
+
+
+@implements(np.argsort)
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """The indices that sort a along `axis` (stable: equal elements keep their order).
+
+    Args:
+      a: a Tensor or array-like.
+      axis: the axis to sort along, or None for the flattened a.
+      kind, stable: accepted; the sort is always stable.
+
+    Returns:
+      An int64 Tensor of a's shape (no gradient).
+
+    Example::
+
+        >>> gradtape.argsort(gradtape.constant([3.0, 1.0, 2.0])).numpy()
+        array([1, 2, 0])
+    """
+    _no_order("argsort", order)
+    a = as_tensor(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis("argsort", axis, a.ndim)[0]
+    if not a.is_abstract:
+        return Tensor(np.argsort(a.numpy(), axis=axis, kind="stable").astype(np.int64))
+    if a.shape[axis] == 0:
+        return Tensor(np.zeros(a.shape, np.int64))
+    return moveaxis(_traced_argsort(moveaxis(a, axis, -1)), -1, axis)
+
+
+@implements(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """a sorted along `axis` (NaN last), differentiable: each sorted element's gradient
+    goes to the element it came from.
+
+    Args:
+      a: a Tensor or array-like.
+      axis: the axis to sort along, or None for the flattened a.
+      kind, stable: accepted; the sort is always stable.
+
+    Returns:
+      A Tensor of a's shape (flattened if axis is None).
+
+    Example::
+
+        >>> gradtape.sort(gradtape.constant([3.0, 1.0, 2.0])).numpy()
+        array([1., 2., 3.])
+    """
+    _no_order("sort", order)
+    a = as_tensor(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    if a.ndim == 0:
+        raise np.exceptions.AxisError(f"sort: axis {axis} is out of bounds for a 0-d tensor")
+    return take_along_axis(a, argsort(a, axis), axis)
+
+
+@implements(np.take_along_axis)
+def take_along_axis(arr, indices, axis=-1):
+    """arr's elements at `indices` along `axis`, the other axes matched up (as with argsort's output).
+
+    Args:
+      arr: a Tensor or array-like.
+      indices: integers of arr's number of dimensions (broadcast against arr
+        outside `axis`), or a 1-d array if axis is None.
+      axis: the axis to take along, or None for the flattened arr.
+
+    Returns:
+      The gathered Tensor; gradients of repeated indices add up.
+
+    Raises:
+      ValueError: if indices and arr differ in their number of dimensions.
+      IndexError: for non-integer or out-of-range indices.
+
+    Example::
+
+        >>> x = gradtape.constant([[3.0, 1.0], [0.0, 2.0]])
+        >>> gradtape.take_along_axis(x, np.array([[1], [0]]), axis=1).numpy()
+        array([[1.],
+               [0.]])
+    """
+    arr = as_tensor(arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    if not isinstance(indices, Tensor):
+        indices = np.asarray(indices)
+    if indices.ndim != arr.ndim:
+        raise ValueError(
+            f"take_along_axis: `indices` and `arr` must have the same number of dimensions, "
+            f"got indices of shape {indices.shape} and arr of shape {arr.shape}"
+        )
+    axis = normalize_axis("take_along_axis", axis, arr.ndim)[0]
+    index = []
+    for i, d in enumerate(arr.shape):
+        if i == axis:
+            index.append(indices)
+        else:  # the position along axis i itself, broadcast against the others
+            index.append(np.arange(d).reshape((d,) + (1,) * (arr.ndim - 1 - i)))
+    return getitem(arr, tuple(index))
+
+
+@implements(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    """Where each v would go in the sorted 1-d a to keep it sorted (integer, no gradient).
+
+    Args:
+      a: a sorted 1-d Tensor or array-like (or sorted by `sorter`).
+      v: values to place, any shape.
+      side: "left" (the first such place) or "right" (the last).
+      sorter: optional indices that sort a.
+
+    Returns:
+      An int64 Tensor of v's shape.
+
+    Raises:
+      ValueError: if a is not 1-d or `side` is neither "left" nor "right".
+
+    Example::
+
+        >>> gradtape.searchsorted(gradtape.constant([1.0, 2.0, 3.0]), 2.5).numpy()
+        array(2)
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a, v = as_tensor(a), as_tensor(v)
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted: a must be 1-d, got shape {a.shape}")
+    if sorter is not None:
+        a = take_along_axis(a, sorter if isinstance(sorter, Tensor) else np.asarray(sorter), 0)
+    if not (a.is_abstract or v.is_abstract):
+        return Tensor(np.asarray(np.searchsorted(a.numpy(), v.numpy(), side)).astype(np.int64))
+    placed = reshape(v, v.shape + (1,))
+    left = _sorts_before(a, placed) if side == "left" else ew.logical_not(_sorts_before(placed, a))
+    return reductions.sum(left, axis=-1)
+
+
+@implements(np.nonzero)
+def nonzero(a):
+    """The indices of a's non-zero elements, one int64 Tensor per axis (no gradient).
+
+    Args:
+      a: a Tensor or array-like with a concrete value.
+
+    Returns:
+      A tuple of a.ndim 1-d int64 Tensors.
+
+    Raises:
+      ConcretizationError: for an abstract (traced) a: the result's length depends on its values.
+
+    Example::
+
+        >>> gradtape.nonzero(gradtape.constant([0.0, 2.0, 3.0]))
+        (Tensor([1, 2], dtype=int64),)
+    """
+    a = as_tensor(a)
+    if a.is_abstract:
+        raise ConcretizationError(
+            f"nonzero: the number of non-zero elements of an abstract tensor {a.dtype}"
+            f"{list(a.shape)} is not known while tracing, and the result's shape depends on it; "
+            "use gradtape.where(a != 0, x, 0.0) to select values instead"
+        )
+    return tuple(Tensor(i.astype(np.int64)) for i in np.nonzero(a.numpy()))
