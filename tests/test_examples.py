@@ -85,3 +85,16 @@ def test_mle_matches_scipy_stats_and_finite_difference_standard_errors():
             hessian[i, j] = (log_likelihood(theta + e_i + e_j) - log_likelihood(theta + e_i - e_j)
                              - log_likelihood(theta - e_i + e_j) + log_likelihood(theta - e_i - e_j)) / (4 * h * h)
     np.testing.assert_allclose(out["standard_errors"], np.sqrt(np.diag(np.linalg.inv(-hessian))), rtol=1e-3)
+
+
+def test_dask_lbfgs_reaches_the_newton_optimum(capsys):
+    pytest.importorskip("dask.array")
+    pytest.importorskip("scipy")
+    out = load("dask_lbfgs").main(["--small"])
+    X, y = out["data"]
+    w = np.zeros(X.shape[1])
+    for _ in range(30):  # Newton's method (IRLS), without an intercept as the example fits none
+        p = 1.0 / (1.0 + np.exp(-X @ w))
+        w -= np.linalg.solve(X.T @ (X * (p * (1 - p))[:, None]), X.T @ (p - y))
+    np.testing.assert_allclose(out["result"].x, w, atol=1e-5)
+    assert "final loss" in capsys.readouterr().out
