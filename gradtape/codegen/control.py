@@ -35,7 +35,7 @@ import numpy as np
 
 from ..ir import TensorType
 from .dtypes import I8
-from .nodes import View
+from .nodes import Const, View
 from .steps import Fill, Step
 
 I32 = llir.IntType(32)
@@ -115,8 +115,18 @@ class Branch(Step):
         b.position_at_end(done)
 
 
+def lower_checkpoint(ctx, eqn, *xs):
+    """A checkpoint is a branch that is always taken: its intermediates live in the
+    sub-Function's arena during the call only."""
+    return _branch(ctx, eqn, Const(TensorType((), np.int32), 0), [eqn.params["fn"]], xs)
+
+
 def lower_cond(ctx, eqn, index, *xs):
-    subs = [ctx.plan_subfunction(fn) for fn in eqn.params["branches"]]
+    return _branch(ctx, eqn, index, eqn.params["branches"], xs)
+
+
+def _branch(ctx, eqn, index, branches, xs):
+    subs = [ctx.plan_subfunction(fn) for fn in branches]
     for sub in subs:
         ctx.externals.update(sub.externals)
     operands = [in_memory(ctx, x) for x in xs]

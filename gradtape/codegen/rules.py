@@ -17,7 +17,7 @@ operands:
     contract      reads operands once (BLAS views them or copies them)
     inlined       `call`, `custom_vjp`, `custom_jvp`: replaced by their (primal)
                   sub-Function before lowering
-    control       `cond`, `scan`, `while`: read operands from memory and call their
+    control       `cond`, `scan`, `while`, `checkpoint`: read operands from memory and call their
                   sub-Functions natively, in a branch or a loop (control.py)
 
 Elementwise ops get their rule from one of two tables keyed by op: the math
@@ -47,7 +47,7 @@ from ..ir.op import Op
 from . import layout
 from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
-from .control import lower_cond, lower_scan, lower_while
+from .control import lower_checkpoint, lower_cond, lower_scan, lower_while
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
 from .math_pow import pow_shortcut
 from .nodes import Map, View
@@ -187,4 +187,5 @@ RULES: dict[Op, Rule] = {
     ops.cond_p: Rule(lower_cond, "control"),
     ops.scan_p: Rule(lower_scan, "control"),
     ops.while_p: Rule(lower_while, "control"),
+    ops.checkpoint_p: Rule(lower_checkpoint, "control"),
 }

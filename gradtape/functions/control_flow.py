@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..ir.ops.control import INDEX_DTYPE, clamp_index, cond_p
+from ..ir.ops.control import INDEX_DTYPE, checkpoint_p, clamp_index, cond_p
 from ..ir.ops.loops import scan_p
 from ..ir.ops.while_loop import while_p
 from ..tracer import tree
@@ -29,7 +29,7 @@ from ..tracer.trace import trace_call
 from ..tracer.trace_context import current_builder, in_trace
 from .shape import stack
 
-__all__ = ["cond", "switch", "scan", "fori_loop", "while_loop"]
+__all__ = ["cond", "switch", "scan", "fori_loop", "while_loop", "checkpoint", "remat"]
 
 
 def cond(pred, true_fun, false_fun, *operands):
@@ -433,3 +433,59 @@ def while_loop(cond_fun, body_fun, init_val):
         params = {"cond": cond, "body": body, "n_carry": nc, "out": j}
         outs.append(Tensor(sym=ir.Sym(builder.bind(while_p, atoms, params), builder)))
     return tree.unflatten(traced_body.out_skeleton, outs)
+
+
+# --- checkpointing -----------------------------------------------------------------------------
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """`fun`, whose intermediates reverse mode recomputes instead of storing (JAX's jax.checkpoint).
+
+    Traced, a call of the result is one `checkpoint` equation per output
+    leaf holding fun's Function; its derivatives are checkpoints of fun's
+    derivatives that compute fun's forward values again, so between the
+    forward and the backward pass only fun's arguments are kept. Eagerly
+    (on a GradientTape) fun runs as it is.
+
+    Args:
+      fun: a function of arrays (pytrees allowed) returning arrays.
+      prevent_cse, policy: accepted for JAX compatibility; gradtape never
+        merges the recomputation with the forward pass, and saves nothing
+        of fun's intermediates (policy must be None).
+      static_argnums: positions of arguments passed to fun as they are
+        (hashable Python values), not traced.
+
+    Returns:
+      A function with fun's signature.
+
+    Raises:
+      TypeError: `policy` is not None.
+
+    Example::
+
+        >>> f = gt.checkpoint(lambda x: gt.sin(gt.sin(x)))
+        >>> round(float(gt.grad(f)(1.0)), 6)    # cos(sin 1) cos 1
+        0.360039
+    """
+    if policy is not None:
+        raise TypeError(f"checkpoint: policy must be None (gradtape saves none of fun's intermediates), got {policy!r}")
+    static = frozenset(static_argnums if isinstance(static_argnums, (tuple, list)) else (static_argnums,))
+    name = getattr(fun, "__name__", "function")
+
+    def checkpointed(*args):
+        sig = describe(args, static, f"checkpoint({name})")
+        if not in_trace() and not sig.abstract:
+            return fun(*args)
+        traced = trace_call(fun, args, sig, f"checkpoint({name})")
+        builder = current_builder(sig.leaves)
+        atoms = [_atom(x, t.dtype) for x, t in zip(sig.leaves, sig.types)] + list(traced.captured)
+        outs = [Tensor(sym=ir.Sym(builder.bind(checkpoint_p, atoms, {"fn": ir.select_outputs(traced.fn, [j])}),
+                                  builder))
+                for j in range(len(traced.fn.outvars))]
+        return tree.unflatten(traced.out_skeleton, outs)
+
+    checkpointed.__name__ = f"checkpoint_{name}"
+    checkpointed.__doc__ = fun.__doc__
+    return checkpointed
+
+
+remat = checkpoint

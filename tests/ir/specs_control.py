@@ -113,3 +113,11 @@ SPECS += [
     OpSpec("while_loop", _while_growth, args(positive(3, lo=0.3, hi=0.6), positive(3, lo=0.4, hi=0.6)),
            ops=("while",), order=2, numpy_fn=_while_growth_numpy),
 ]
+
+
+_remat_tanh = gt.checkpoint(lambda x, y: gt.tanh(x * y) * gt.exp(y))
+
+SPECS += [
+    OpSpec("checkpoint", lambda x, y: _remat_tanh(x, y) * x, args(normal(3), normal(3)), ops=("checkpoint",),
+           numpy_fn=lambda x, y: np.tanh(x * y) * np.exp(y) * x),
+]

@@ -31,11 +31,11 @@ from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rule
 from ..passes import select_outputs
 from ..tangent import jvp
 from ..types import TensorType
-from .call import call
+from .call import _batched_fn, _jvp_part, _vjp_parts, call
 from .elementwise import cast, eq, maximum, minimum, where
 from .layout import broadcast_to, reshape
 
-__all__ = ["cond_p", "cond", "clamp_index"]
+__all__ = ["cond_p", "cond", "clamp_index", "checkpoint_p", "checkpoint"]
 
 cond_p = new_op("cond", elementwise=False, can_fail_on_values=False, runs_code=True)
 
@@ -147,3 +147,45 @@ def cond(index: Sym, branches: tuple, *xs: Sym) -> Sym:
 
 def index_type() -> TensorType:
     return TensorType((), INDEX_DTYPE)
+
+
+# --- checkpoint: a call whose derivatives recompute it -----------------------------------------
+#
+# `checkpoint[fn=F] xs` is F(xs), like `call`, but code generation does not
+# inline it (it is one internal function, called like a branch), and its
+# derivatives are checkpoints of F's derivatives, each computing F's
+# forward values again inside itself: between the forward and the backward
+# pass only F's operands are kept, never its intermediates.
+
+checkpoint_p = new_op("checkpoint", elementwise=False, can_fail_on_values=False, runs_code=True)
+
+
+def _checkpoint_shape(*types, fn):
+    if len(fn.outvars) != 1 or tuple(types) != fn.in_types:
+        got = ", ".join(map(str, types))
+        raise ShapeError(f"checkpoint: operands ({got}) must match the sub-Function's inputs {fn.in_types} "
+                         f"and it must have one output (it has {len(fn.outvars)})")
+    return fn.out_types[0]
+
+
+def _checkpoint_vjp(ct, out, *xs, fn):
+    parts = _vjp_parts(fn)
+    return tuple(checkpoint(parts[i], *xs, ct) if i in parts else None for i in range(len(xs)))
+
+
+def _checkpoint_jvp(ts, out, *xs, fn):
+    part, wrt = _jvp_part(fn)
+    tangents = [ts[i] if ts[i] is not None else zeros(out.builder, xs[i].type) for i in wrt]
+    return checkpoint(part, *xs, *tangents)
+
+
+shape_rules[checkpoint_p] = _checkpoint_shape
+impls[checkpoint_p] = lambda *xs, fn: eval_function(fn, list(xs))[0]
+vjp_rules[checkpoint_p] = _checkpoint_vjp
+jvp_rules[checkpoint_p] = _checkpoint_jvp
+batching_rules[checkpoint_p] = lambda axis_size, ins, batched, *, fn: checkpoint(
+    _batched_fn(fn, tuple(batched), axis_size), *ins)
+
+
+def checkpoint(fn, *xs: Sym) -> Sym:
+    return bind(checkpoint_p, *xs, fn=fn)
