@@ -13,6 +13,7 @@ import types as _types
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
 from . import arrays, control_flow, creation, elementwise, linalg, nn, reductions, shape
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
+from . import predicates, scans, statistics  # issue 15 points 2 and 6: reductions, predicates
 from .elementwise import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .rearrange import *  # noqa: F401,F403
@@ -24,6 +25,9 @@ from .arrays import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
+from .scans import *  # noqa: F401,F403
+from .statistics import *  # noqa: F401,F403
+from .predicates import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 
 
@@ -38,5 +42,6 @@ def _public_functions(module: _types.ModuleType) -> list:
 
 
 __all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow,
-                               rearrange, joining, sorting, grids)
+                               rearrange, joining, sorting, grids,
+                               scans, statistics, predicates)
            for name in _public_functions(module)]

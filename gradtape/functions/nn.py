@@ -18,7 +18,8 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions
-from ._promote import as_tensor, float_operand, normalize_axis, promote
+from ._promote import as_tensor, float_operand, normalize_axis, promote, shape_of
+from .shape import broadcast_to
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "softplus", "gelu", "clip"]
 
@@ -85,13 +86,15 @@ def log_softmax(x, axis=-1):
     return ew.subtract(shifted, ew.log(reductions.sum(ew.exp(shifted), axes, keepdims=True)))
 
 
-def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))) over `axis`, computed without overflow; its gradient is softmax(x).
+def logsumexp(x, axis=None, keepdims=False, b=None):
+    """log(sum(b * exp(x))) over `axis`, computed without overflow; its gradient is softmax(x).
 
     Args:
       x: a Tensor or array-like (integers become float64).
       axis: None (all axes), an int or a tuple of ints.
       keepdims: keep the reduced axes with length 1.
+      b: scale factors broadcast against x (as scipy.special.logsumexp's b=;
+        differentiable too); a group whose scaled sum is negative gives NaN.
 
     Returns:
       A Tensor with the reduced axes removed (or of length 1 with keepdims).
@@ -105,9 +108,13 @@ def logsumexp(x, axis=None, keepdims=False):
         Tensor(1000.69314718, dtype=float64)
     """
     x = _float_tensor(x)
+    if b is not None:
+        x, b = promote(x, b)
+        x = broadcast_to(x, np.broadcast_shapes(x.shape, shape_of(b)))  # b may add axes
     axes = normalize_axis("logsumexp", axis, x.ndim)
     m = _shift(x, axes)
-    total = reductions.sum(ew.exp(ew.subtract(x, m)), axes, keepdims=True)
+    e = ew.exp(ew.subtract(x, m))
+    total = reductions.sum(e if b is None else ew.multiply(b, e), axes, keepdims=True)
     out = ew.add(ew.log(total), m)
     if keepdims:
         return out

@@ -194,7 +194,8 @@ def _var(name, x, axis, dtype, ddof, keepdims, correction):
     centered = ew.subtract(x, mean(x, axes, keepdims=True))
     squares = _reduce_axes(red.reduce_sum_p, ew.multiply(centered, centered), axes, keepdims)
     # As NumPy: n - ddof <= 0 divides by 0 (inf or nan), it does not raise.
-    return _divide(squares, builtins.max(_count(x.shape, axes) - ddof, 0))
+    n = _count(x.shape, axes)
+    return _divide(squares, builtins.max(n - ddof, 0)), n
 
 
 @implements(np.var)
@@ -218,14 +219,16 @@ def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correctio
         Tensor(1.66666667, dtype=float64)
     """
     _no_out("var", out)
-    return _var("var", x, axis, dtype, ddof, keepdims, correction)
+    return _var("var", x, axis, dtype, ddof, keepdims, correction)[0]
 
 
 @implements(np.std)
 def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     """Standard deviation over the given axes, as numpy.std: sqrt(var(x, ddof=ddof)).
 
-    The gradient is infinite where the variance is 0 (a constant group).
+    The gradient is infinite where the variance is 0 in a group of several equal
+    elements (std is not differentiable there), and 0 over groups of one element
+    (where std is identically 0).
 
     Args:
       x: a Tensor or array-like.
@@ -244,7 +247,13 @@ def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correctio
         Tensor(1., dtype=float64)
     """
     _no_out("std", out)
-    return ew.sqrt(_var("std", x, axis, dtype, ddof, keepdims, correction))
+    variance, n = _var("std", x, axis, dtype, ddof, keepdims, correction)
+    if n == 1:
+        # Groups of one: the variance is exactly 0 (or NaN/inf when ddof >= 1), equal to its
+        # square root, and does not depend on x; sqrt's infinite slope at 0 would make
+        # the gradient 0 * inf = NaN instead of 0.
+        return variance
+    return ew.sqrt(variance)
 
 
 # --- max, min -------------------------------------------------------------------------

@@ -43,6 +43,7 @@ def args(*makers):
 def all_specs() -> list:
     from . import (specs_contract, specs_control, specs_custom, specs_elementwise, specs_indexing,
                    specs_reduce, specs_shape)
+    from . import specs_statistics
 
     return (
         specs_elementwise.SPECS
@@ -52,4 +53,5 @@ def all_specs() -> list:
         + specs_custom.SPECS
         + specs_control.SPECS
         + specs_shape.SPECS
+        + specs_statistics.SPECS
     )

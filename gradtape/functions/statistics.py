@@ -1,0 +1,401 @@
+"""Statistics with NumPy's signatures: nansum, nanmean, average, ptp, median,
+quantile, percentile.
+
+All are compositions of existing ops (so they batch, compile natively and
+differentiate to every order). Order statistics (median, quantile) need a
+sort, and there is no sort op: the rank of each element in its group is
+counted with comparisons (rank_i = #{j: x_j < x_i} + #{j < i: x_j == x_i},
+ties broken by position as a stable sort does), and the k-th smallest is
+the element whose rank is k. That costs O(n^2) comparisons per group of n
+(fused into the counting loops, so it is fast for the groups of up to a few
+thousand elements statistics usually see; a native sort would be
+O(n log n)). The derivative flows to the selected elements only, weighted as
+the interpolation weights them; a tie sends it to one of the tied elements.
+A group containing NaN gives NaN, as in NumPy.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..ir.ops import elementwise as ew_ops
+from ..ir.ops.layout import transpose_p
+from ..tracer.dispatch import bind
+from ..tracer.numpy_dispatch import implements
+from ..tracer.tensor import Tensor
+from . import elementwise as ew
+from . import reductions as red
+from ._promote import as_tensor, convert, normalize_axis, promote
+from .reductions import _no_out, _reshape
+from .shape import broadcast_to, stack
+
+__all__ = ["nansum", "nanmean", "average", "ptp", "median", "quantile", "percentile"]
+
+_NO_VALUE = np._NoValue
+
+
+def _isnan(x):
+    return bind(ew_ops.ne_p, x, x)
+
+
+def _without_nans(x):
+    """x with NaNs replaced by 0 (their gradient is 0); integers have none."""
+    if x.dtype.kind not in "fc":
+        return x
+    return ew.where(_isnan(x), x.dtype.type(0), x)
+
+
+# --- nansum, nanmean ------------------------------------------------------------------
+
+@implements(np.nansum)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Sum over the given axes treating NaNs as 0, as numpy.nansum.
+
+    The gradient is 0 at the NaN entries and 1 elsewhere.
+
+    Args:
+      a: a Tensor or array-like.
+      axis: None (all axes), an int or a tuple of ints.
+      dtype: accumulate and return in this dtype.
+      keepdims: keep the reduced axes with length 1.
+
+    Returns:
+      A Tensor (0 for an all-NaN group).
+
+    Example::
+
+        >>> gradtape.nansum(gradtape.constant([1.0, np.nan, 2.0]))
+        Tensor(3., dtype=float64)
+    """
+    _no_out("nansum", out)
+    return red.sum(_without_nans(as_tensor(a)), axis, dtype, keepdims=keepdims)
+
+
+@implements(np.nanmean)
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Mean over the given axes ignoring NaNs, as numpy.nanmean (integers give float64).
+
+    Args:
+      a: a Tensor or array-like.
+      axis: None (all axes), an int or a tuple of ints.
+      dtype: compute and return in this dtype.
+      keepdims: keep the reduced axes with length 1.
+
+    Returns:
+      A floating-point Tensor; NaN for an all-NaN group (NumPy also warns).
+
+    Example::
+
+        >>> gradtape.nanmean(gradtape.constant([1.0, np.nan, 2.0]))
+        Tensor(1.5, dtype=float64)
+    """
+    _no_out("nanmean", out)
+    a = as_tensor(a)
+    if a.dtype.kind not in "fc":
+        return red.mean(a, axis, dtype, keepdims=keepdims)
+    if dtype is not None:
+        a = convert(a, dtype)
+    total = red.sum(_without_nans(a), axis, keepdims=keepdims)
+    count = red.sum(ew.cast(ew.logical_not(_isnan(a)), a.dtype), axis, keepdims=keepdims)
+    return ew.divide(total, count)
+
+
+# --- average ----------------------------------------------------------------------------
+
+def _concrete_value(t):
+    """t's value, or None while tracing (the value is unknown then)."""
+    return None if isinstance(t, Tensor) and t.is_abstract else np.asarray(
+        t.numpy() if isinstance(t, Tensor) else t)
+
+
+@implements(np.average)
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """Weighted average over the given axes, as numpy.average: sum(a * w) / sum(w).
+
+    Differentiable with respect to both `a` and `weights`.
+
+    Args:
+      a: a Tensor or array-like.
+      axis: None (all axes), an int or a tuple of ints.
+      weights: None (the plain mean), an array of a's shape, or a 1-D array whose
+        length is that of a along `axis` (an int then).
+      returned: also return the sum of the weights, broadcast to the result's shape.
+      keepdims: keep the reduced axes with length 1.
+
+    Returns:
+      The average (a floating-point Tensor), or (average, sum of weights) if returned.
+
+    Raises:
+      TypeError: weights of another shape without an int axis.
+      ValueError: a 1-D weights whose length is not a's along `axis`.
+      ZeroDivisionError: the weights of a group sum to 0 (checked when the values are
+        known; in a staged function such a group gives inf or NaN).
+
+    Example::
+
+        >>> gradtape.average(gradtape.constant([1.0, 2.0, 4.0]), weights=[3.0, 1.0, 0.0])
+        Tensor(1.25, dtype=float64)
+    """
+    a = as_tensor(a)
+    axes = normalize_axis("average", axis, a.ndim)
+    if weights is None:
+        avg = red.mean(a, axes, keepdims=keepdims)
+        if not returned:
+            return avg
+        count = float(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+        return avg, broadcast_to(np.asarray(count, avg.dtype), avg.shape)
+    w = weights if isinstance(weights, Tensor) else np.asarray(weights)
+    if w.shape != a.shape:
+        if axis is None:
+            raise TypeError(
+                f"average: axis must be specified when the shapes of a {a.shape} and weights "
+                f"{w.shape} differ"
+            )
+        if w.ndim != 1 or len(axes) != 1:
+            raise TypeError(
+                f"average: 1D weights expected when the shapes of a {a.shape} and weights "
+                f"{w.shape} differ"
+            )
+        if w.shape[0] != a.shape[axes[0]]:
+            raise ValueError(
+                f"average: the length of weights ({w.shape[0]}) is not that of a {a.shape} "
+                f"along axis {axes[0]}"
+            )
+        w = _reshape(as_tensor(w), tuple(w.shape[0] if i == axes[0] else 1 for i in range(a.ndim)))
+    a, w = promote(a, w)
+    if a.dtype.kind != "f":
+        a, w = convert(a, np.float64), convert(w, np.float64)
+    scale = red.sum(broadcast_to(w, a.shape), axes, keepdims=keepdims)
+    known = _concrete_value(scale)
+    if known is not None and np.any(known == 0.0):
+        raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
+    avg = ew.divide(red.sum(ew.multiply(a, w), axes, keepdims=keepdims), scale)
+    return (avg, scale) if returned else avg
+
+
+# --- ptp --------------------------------------------------------------------------------
+
+@implements(np.ptp)
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Range (max - min) over the given axes, as numpy.ptp.
+
+    Args:
+      a: a Tensor or array-like.
+      axis: None (all axes), an int or a tuple of ints.
+      keepdims: keep the reduced axes with length 1.
+
+    Returns:
+      A Tensor of a's dtype.
+
+    Example::
+
+        >>> gradtape.ptp(gradtape.constant([[4.0, 9.0, 2.0]]), axis=1)
+        Tensor([7.], dtype=float64)
+    """
+    _no_out("ptp", out)
+    a = as_tensor(a)
+    return ew.subtract(red.max(a, axis, keepdims=keepdims), red.min(a, axis, keepdims=keepdims))
+
+
+# --- order statistics -------------------------------------------------------------------
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _groups(name, a, axis):
+    """a with the reduced axes moved last and merged: (kept..., n), plus the reduced
+    result's shape with and without keepdims."""
+    a = as_tensor(a)
+    if a.dtype.kind != "f":
+        a = convert(a, np.float64)
+    axes = normalize_axis(name, axis, a.ndim)
+    kept = tuple(i for i in range(a.ndim) if i not in axes)
+    n = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+    if n == 0:
+        raise ValueError(f"{name}: cannot take it over an empty group (a has shape {a.shape})")
+    perm = kept + axes
+    moved = a if perm == tuple(range(a.ndim)) else bind(transpose_p, a, perm=perm)
+    batch = tuple(a.shape[i] for i in kept)
+    keep_shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
+    return _reshape(moved, batch + (n,)), batch, keep_shape
+
+
+def _ranks(x):
+    """The stable-sort position of each element of x along its last axis (as x's dtype)."""
+    n = x.shape[-1]
+    xi = _reshape(x, x.shape + (1,))  # [..., i, 1]
+    xj = _reshape(x, x.shape[:-1] + (1, n))  # [..., 1, j]
+    before = np.tri(n, n, -1, dtype=np.bool_)  # before[i, j]: j < i
+    smaller = ew.logical_or(ew.less(xj, xi), ew.logical_and(ew.equal(xj, xi), before))
+    return red.sum(ew.cast(smaller, x.dtype), axis=-1)
+
+
+class _Selector:
+    """The k-th smallest element of each group of x (rows along the last axis)."""
+
+    def __init__(self, x):
+        self.x = x
+        self.ranks = _ranks(x)
+        self.zero = x.dtype.type(0)
+        self.cache = {}
+
+    def __call__(self, k: int):
+        if k not in self.cache:
+            chosen = ew.equal(self.ranks, self.x.dtype.type(k))
+            self.cache[k] = red.sum(ew.where(chosen, self.x, self.zero), axis=-1)
+        return self.cache[k]
+
+
+def _lerp(lo, hi, t: float):
+    """NumPy's linear interpolation between lo and hi (it works from the nearer end)."""
+    if t == 0.0:
+        return lo
+    step = ew.subtract(hi, lo)
+    if t >= 0.5:
+        return ew.subtract(hi, ew.multiply(step, lo.dtype.type(1.0 - t)))
+    return ew.add(lo, ew.multiply(step, lo.dtype.type(t)))
+
+
+def _order_statistic(select, n, q, method):
+    v = (n - 1) * q
+    lo = int(np.floor(v))
+    hi = builtins.min(lo + 1, n - 1)
+    if method == "lower":
+        return select(lo)
+    if method == "higher":
+        return select(int(np.ceil(v)))
+    if method == "nearest":
+        return select(int(np.around(v)))
+    if method == "midpoint":
+        return select(lo) if v == lo else _lerp(select(lo), select(hi), 0.5)
+    return _lerp(select(lo), select(hi), float(v - lo))
+
+
+def _with_nan_groups(x, out):
+    """out, with NaN for the groups of x that contain a NaN (as NumPy's median)."""
+    has_nan = ew.greater(red.sum(ew.cast(_isnan(x), x.dtype), axis=-1), x.dtype.type(0))
+    return ew.where(has_nan, x.dtype.type(np.nan), out)
+
+
+def _quantile(name, a, q, axis, method, keepdims):
+    if isinstance(q, Tensor):
+        raise TypeError(
+            f"{name}: q must be numbers, not a Tensor (gradtape does not differentiate with "
+            "respect to q); pass q.numpy() if it is a constant"
+        )
+    if method not in _METHODS:
+        raise ValueError(f"{name}: method={method!r} is not supported; use one of {_METHODS}")
+    q = np.asanyarray(q, dtype=np.float64)
+    if not (np.all(q >= 0) and np.all(q <= 1)):
+        raise ValueError(f"{name}: quantiles must be in the range [0, 1], got {q}")
+    x, batch, keep_shape = _groups(name, a, axis)
+    n = x.shape[-1]
+    select = _Selector(x)
+    results = [_with_nan_groups(x, _order_statistic(select, n, float(qi), method))
+               for qi in q.reshape(-1)]
+    shape = keep_shape if keepdims else batch
+    results = [_reshape(r, shape) for r in results]
+    if q.ndim == 0:
+        return results[0]
+    return _reshape(stack(results), q.shape + shape)
+
+
+def _no_overwrite(name, overwrite_input, weights=None):
+    if weights is not None:
+        raise NotImplementedError(f"{name}: weights= is not supported")
+    # overwrite_input only allows NumPy to reuse the input's memory: nothing to do.
+    del overwrite_input
+
+
+@implements(np.quantile)
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """The q-th quantiles over the given axes, as numpy.quantile.
+
+    Differentiable with respect to `a` through the elements each quantile is
+    interpolated from (see the module docstring for the cost: O(n^2) per group).
+
+    Args:
+      a: a Tensor or array-like (integers give float64).
+      q: a number or array of numbers in [0, 1] (not a Tensor).
+      axis: None (all axes), an int or a tuple of ints.
+      method: "linear" (NumPy's default), "lower", "higher", "midpoint" or "nearest".
+      keepdims: keep the reduced axes with length 1.
+      interpolation: NumPy's old name for method.
+
+    Returns:
+      A Tensor of shape q.shape + the reduced shape; NaN for groups with a NaN.
+
+    Raises:
+      ValueError: q is outside [0, 1], an unknown method, or an empty group.
+      TypeError: q is a Tensor.
+
+    Example::
+
+        >>> gradtape.quantile(gradtape.constant([4.0, 1.0, 3.0, 2.0]), [0.25, 0.5])
+        Tensor([1.75, 2.5 ], dtype=float64)
+    """
+    _no_out("quantile", out)
+    _no_overwrite("quantile", overwrite_input, weights)
+    method = interpolation if interpolation is not None else method
+    return _quantile("quantile", a, q, axis, method, keepdims)
+
+
+@implements(np.percentile)
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """The q-th percentiles (q in [0, 100]) over the given axes, as numpy.percentile.
+
+    Args and Returns: as `quantile`, with q in percent.
+
+    Raises:
+      ValueError: q is outside [0, 100], an unknown method, or an empty group.
+
+    Example::
+
+        >>> gradtape.percentile(gradtape.constant([4.0, 1.0, 3.0, 2.0]), 50)
+        Tensor(2.5, dtype=float64)
+    """
+    _no_out("percentile", out)
+    _no_overwrite("percentile", overwrite_input, weights)
+    method = interpolation if interpolation is not None else method
+    if isinstance(q, Tensor):
+        return _quantile("percentile", a, q, axis, method, keepdims)  # raises
+    q = np.true_divide(np.asanyarray(q, dtype=np.float64), 100)
+    if not (np.all(q >= 0) and np.all(q <= 1)):
+        raise ValueError(f"percentile: percentiles must be in the range [0, 100], got {q * 100}")
+    return _quantile("percentile", a, q, axis, method, keepdims)
+
+
+@implements(np.median)
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median over the given axes, as numpy.median (the mean of the two middle
+    elements of an even group).
+
+    Args:
+      a: a Tensor or array-like (integers give float64).
+      axis: None (all axes), an int or a tuple of ints.
+      keepdims: keep the reduced axes with length 1.
+
+    Returns:
+      A floating-point Tensor; NaN for groups with a NaN.
+
+    Raises:
+      ValueError: an empty group.
+
+    Example::
+
+        >>> gradtape.median(gradtape.constant([[4.0, 1.0], [3.0, 2.0]]), axis=0)
+        Tensor([3.5, 1.5], dtype=float64)
+    """
+    _no_out("median", out)
+    _no_overwrite("median", overwrite_input)
+    x, batch, keep_shape = _groups("median", a, axis)
+    n = x.shape[-1]
+    select = _Selector(x)
+    if n % 2:
+        out = select(n // 2)
+    else:
+        out = ew.multiply(ew.add(select(n // 2 - 1), select(n // 2)), x.dtype.type(0.5))
+    return _reshape(_with_nan_groups(x, out), keep_shape if keepdims else batch)
