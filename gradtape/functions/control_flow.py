@@ -234,11 +234,13 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 def fori_loop(lower, upper, body_fun, init_val):
     """`val = body_fun(i, val)` for i in range(lower, upper); returns the final val.
 
-    Like JAX's lax.fori_loop with static bounds: traced, it is a `scan` over
-    the step numbers, one native loop, differentiable in both modes.
+    Like JAX's lax.fori_loop: with concrete bounds, traced, it is a `scan`
+    over the step numbers; with traced bounds a `while_loop` on a step
+    counter (reverse mode then recomputes, see while_loop). Either is one
+    native loop, differentiable in both modes.
 
     Args:
-      lower, upper: the bounds, concrete integers (Python or NumPy ints).
+      lower, upper: the bounds, integer scalars (concrete or traced).
       body_fun: `(i, val) -> val`, keeping val's structure, shapes and dtypes.
       init_val: the initial value (a pytree of arrays).
 
@@ -246,8 +248,7 @@ def fori_loop(lower, upper, body_fun, init_val):
       The value after the last step (init_val when upper <= lower).
 
     Raises:
-      TypeError: a bound is not a concrete integer (a loop whose trip count
-        depends on traced values is not supported yet), or body_fun changes
+      TypeError: a bound is not an integer scalar, or body_fun changes
         val's structure, shape or dtype.
 
     Example::
@@ -256,12 +257,9 @@ def fori_loop(lower, upper, body_fun, init_val):
         12.0
     """
     for name, b in (("lower", lower), ("upper", upper)):
-        if _abstract(b) or not isinstance(_value(b), (int, np.integer)) and not (
-                isinstance(_value(b), np.ndarray) and _value(b).shape == () and _value(b).dtype.kind in "iu"):
-            raise TypeError(
-                f"fori_loop: {name} must be a concrete integer, got {b!r}"[:200]
-                + "; bounds that depend on traced values are not supported yet"
-            )
+        _check_scalar("fori_loop", name, b, "iu", "an integer scalar")
+    if _abstract(lower) or _abstract(upper):
+        return _fori_while(lower, upper, body_fun, init_val)
     lower, upper = int(_value(lower)), int(_value(upper))
     if not in_trace() and not any(_abstract(a) for a in tree.flatten(init_val)):
         val = init_val
@@ -271,6 +269,18 @@ def fori_loop(lower, upper, body_fun, init_val):
     steps = np.arange(lower, max(lower, upper), dtype=np.int64)
     val, _ = _scan_staged(lambda v, i: (body_fun(i, v), None), init_val, steps, len(steps), False,
                           construct="fori_loop", fname="body_fun")
+    return val
+
+
+def _fori_while(lower, upper, body_fun, init_val):
+    """fori_loop with traced bounds: a while_loop carrying the step number."""
+    def body(c):
+        i, val = c
+        return i + 1, body_fun(i, val)
+
+    start = lower if isinstance(lower, Tensor) else np.int64(lower)
+    upper = upper if isinstance(upper, Tensor) else np.int64(upper)
+    _, val = while_loop(lambda c: c[0] < upper, body, (start.astype(np.int64), init_val))
     return val
 
 

@@ -87,7 +87,9 @@ class Tensor:
             raise ConcretizationError(
                 f"{what} needs the concrete value of an abstract tensor {self._sym.type}, "
                 "which is unknown while tracing. Python control flow on traced values "
-                "is not staged: use gradtape.where(cond, x, y) to select values."
+                "is not staged: use gradtape.where(cond, x, y) to select values, gradtape.cond or "
+                "gradtape.switch to branch, gradtape.while_loop, fori_loop or scan to loop "
+                "(docs/control_flow.md)."
             )
         return self._value
 

@@ -213,3 +213,12 @@ def test_shape_rule_rejects_mismatched_branches():
     with pytest.raises(ir.ShapeError, match=r"cond: branch 1 returns f64\[\] but branch 0 returns f64\[3\]"):
         ir.shape_rules[ir.all_ops["cond"]](ir.TensorType((), np.int32), ir.TensorType((3,), np.float64),
                                            branches=(a, b))
+
+
+def test_a_python_if_on_a_traced_value_names_the_constructs_as_the_fix():
+    def f(x):
+        return x if x > 0 else -x
+
+    with pytest.raises(TypeError, match=r"gradtape.cond or gradtape.switch to branch, "
+                                        r"gradtape.while_loop, fori_loop or scan to loop"):
+        gt.make_ir(f, 1.0)

@@ -166,8 +166,20 @@ def test_scan_length_errors():
         gt.scan(lambda c, x: (c, x), H0, None)
 
 
-def test_fori_loop_bounds_must_be_concrete_integers():
-    with pytest.raises(TypeError, match=r"fori_loop: upper must be a concrete integer"):
-        gt.make_ir(lambda n, x: gt.fori_loop(0, n, lambda i, v: v, x), np.int64(3), H0)
-    with pytest.raises(TypeError, match=r"fori_loop: lower must be a concrete integer, got 0.5"):
+def test_fori_loop_bounds_must_be_integer_scalars():
+    with pytest.raises(TypeError, match=r"fori_loop: lower must be an integer scalar, got f64\[\]"):
         gt.fori_loop(0.5, 3, lambda i, v: v, H0)
+    with pytest.raises(TypeError, match=r"fori_loop: upper must be an integer scalar, got i64\[2\]"):
+        gt.fori_loop(0, np.array([1, 2]), lambda i, v: v, H0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_fori_loop_with_a_traced_upper_bound_is_a_while_loop(n):
+    x = np.array([0.4, -0.9, 1.2])
+    f = lambda n, x: gt.sum(gt.fori_loop(0, n, lambda i, v: v * x + gt.sin(v) * 0.1 * (i + 1).astype(v.dtype), x))
+    fn = gt.make_ir(f, np.int64(n), x)
+    assert "while" in {e.op.name for e in fn.eqns}
+    np.testing.assert_allclose(gt.differentiable(f)(np.int64(n), x), gt.sum(powers_unrolled(gt.constant(x), n)).numpy(),
+                               rtol=1e-14)
+    g = gt.grad(f, argnums=1)(np.int64(n), x)
+    np.testing.assert_allclose(g, gt.grad(lambda x: gt.sum(powers_unrolled(x, n)))(x), rtol=1e-12)
