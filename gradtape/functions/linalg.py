@@ -24,6 +24,7 @@ from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import reductions
+from .einsum_forms import contraction_order, sublist_subscripts
 from ._promote import convert, float_operand, normalize_axis, promote, shape_of
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
 
@@ -479,14 +480,18 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     """Einstein summation (numpy.einsum), differentiable.
 
     Supports explicit ('ij,jk->ik') and implicit ('ij,jk') output, '...'
-    broadcasting, any number of operands (contracted pairwise, left to
-    right; `optimize` is accepted and ignored), and repeated indices within
-    an operand ('ii->i' diagonal, 'ii' trace).
+    broadcasting, any number of operands (contracted pairwise: left to
+    right, or in the order numpy.einsum_path picks when `optimize` is True,
+    'greedy', 'optimal' or an explicit path), repeated indices within an
+    operand ('ii->i' diagonal, 'ii' trace), and NumPy's sublist form
+    einsum(a, [0, 1], b, [1, 2], [0, 2]) (ints 0-51 and Ellipsis).
 
     Args:
-      subscripts: the subscripts string.
-      *operands: Tensors or array-likes, one per comma-separated term.
+      subscripts: the subscripts string (or, in the sublist form, the first operand).
+      *operands: Tensors or array-likes, one per comma-separated term (in the
+        sublist form: sublist, operand, sublist, ..., optionally the output sublist).
       dtype: optional dtype to cast the operands to first.
+      optimize: False (left to right) or anything numpy.einsum_path accepts.
 
     Returns:
       A Tensor with the output subscripts' shape.
@@ -500,9 +505,7 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
     """
     _no_out("einsum", out)
     if not isinstance(subscripts, str):
-        raise TypeError(
-            "einsum: only the subscripts-string form einsum('ij,jk->ik', a, b) is supported"
-        )
+        subscripts, operands = sublist_subscripts((subscripts,) + operands)
     if not operands:
         raise ValueError("einsum: at least one operand is required")
     if dtype is not None:
@@ -512,16 +515,17 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
         subscripts, tuple(tuple(shape_of(x)) for x in operands)
     )
     prepared = [_prepare_operand(x, labs, size) for x, labs in zip(operands, labels)]
-    cur, cur_labs = prepared[0]
-    for i in range(1, len(prepared)):
-        nxt, nxt_labs = prepared[i]
-        if i == len(prepared) - 1:
+    shapes = [tuple(shape_of(x)) for x in operands]
+    for i, j in contraction_order(subscripts, shapes, optimize):
+        (b, lb), (a, la) = prepared.pop(max(i, j)), prepared.pop(min(i, j))
+        if not prepared:
             lo = out_labels
         else:
-            later = {c for _, labs in prepared[i + 1:] for c in labs} | set(out_labels)
-            lo = [c for c in dict.fromkeys(cur_labs + nxt_labs) if c in later]
-        cur, cur_labs = _contract_labels(cur, nxt, cur_labs, nxt_labs, lo), list(lo)
-    if len(prepared) == 1:
+            later = {c for _, labs in prepared for c in labs} | set(out_labels)
+            lo = [c for c in dict.fromkeys(la + lb) if c in later]
+        prepared.append((_contract_labels(a, b, la, lb, lo), list(lo)))
+    (cur, cur_labs), = prepared
+    if len(operands) == 1:
         cur = _sum(cur, [p for p, c in enumerate(cur_labs) if c not in out_labels])
         cur_labs = [c for c in cur_labs if c in out_labels]
         cur = _transpose(cur, [cur_labs.index(c) for c in out_labels])

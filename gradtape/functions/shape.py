@@ -411,33 +411,44 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 # --- pad ---------------------------------------------------------------------------------------
 
+_GATHERED_PAD_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
 @implements(np.pad)
-def pad(x, pad_width, mode="constant", constant_values=0):
-    """x padded with a constant: `pad_width` entries before and after each axis.
+def pad(x, pad_width, mode="constant", constant_values=0, *, reflect_type="even"):
+    """x padded: `pad_width` entries before and after each axis, with a constant or
+    copies of x's own elements.
 
     Args:
       x: a Tensor or array-like.
       pad_width: as in numpy.pad: an int, a (before, after) pair, or one pair per axis.
-      mode: only "constant" is supported.
-      constant_values: the padding value: a number, or a scalar Tensor (then the
-        result is differentiable with respect to it too).
+      mode: "constant", or "edge", "reflect", "symmetric", "wrap" (copies of
+        x's elements, as in numpy.pad; their gradients add up).
+      constant_values: the padding value of mode "constant": a number, or a
+        scalar Tensor (then the result is differentiable with respect to it too).
+      reflect_type: only "even".
 
     Returns:
       The padded Tensor.
 
     Raises:
+      ValueError: for negative widths, or a copying mode on an empty axis.
       NotImplementedError: for another mode, or per-axis constant values.
 
     Example::
 
         >>> gradtape.pad(gradtape.constant([1.0, 2.0]), (1, 2)).numpy()
         array([0., 1., 2., 0., 0.])
+        >>> gradtape.pad(gradtape.constant([1.0, 2.0, 3.0]), 2, mode="reflect").numpy()
+        array([3., 2., 1., 2., 3., 2., 1.])
     """
-    if mode != "constant":
+    if mode != "constant" and mode not in _GATHERED_PAD_MODES:
         raise NotImplementedError(
-            f"pad: mode={mode!r} is not supported; only mode='constant' is. Build other "
-            "modes from slicing and concatenate."
+            f"pad: mode={mode!r} is not supported; the modes are 'constant', "
+            + ", ".join(repr(m) for m in _GATHERED_PAD_MODES)
         )
+    if reflect_type != "even":
+        raise NotImplementedError(f"pad: only reflect_type='even' is supported, got {reflect_type!r}")
     x = as_tensor(x)
     try:
         widths = np.broadcast_to(np.asarray(pad_width), (x.ndim, 2))
@@ -450,7 +461,11 @@ def pad(x, pad_width, mode="constant", constant_values=0):
         raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
     widths = tuple((int(lo), int(hi)) for lo, hi in widths)
     if builtins.any(w < 0 for pair in widths for w in pair):
-        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
+        raise ValueError(
+            f"pad: pad_width must be non-negative, got {pad_width!r} for a tensor of shape {x.shape}"
+        )
+    if mode != "constant":
+        return _pad_by_copies(x, widths, mode)
     if isinstance(constant_values, Tensor):
         if constant_values.ndim != 0:
             raise NotImplementedError("pad: constant_values must be a scalar")
@@ -464,6 +479,23 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     if builtins.all(p == (0, 0) for p in widths):
         return x
     return bind(pad_p, x, pad_width=widths, value=pad_value(constant_values, x.dtype))
+
+
+def _pad_by_copies(x, widths, mode):
+    """Each padded axis as a gather of x's own elements: np.pad of the positions 0..d-1
+    with the same mode says which element every padded position copies."""
+    for axis, (lo, hi) in enumerate(widths):
+        if lo == hi == 0:
+            continue
+        d = x.shape[axis]
+        if d == 0:
+            raise ValueError(
+                f"pad: can't extend the empty axis {axis} of a tensor of shape {x.shape} with "
+                f"mode={mode!r}; only mode='constant' pads an empty axis"
+            )
+        source = np.pad(np.arange(d, dtype=np.int64), (lo, hi), mode=mode)
+        x = bind(gather_p, x, source, axis=axis)
+    return x
 
 
 # --- integer-array indexing ---------------------------------------------------------------

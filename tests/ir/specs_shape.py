@@ -1,7 +1,8 @@
 """Op specs of NumPy's shape functions built from the layout and gather ops
 (gradtape/functions/rearrange.py, joining.py, sorting.py, grids.py): flip, roll, rot90, tril/triu,
 diagonal, repeat, tile, kron, atleast_nd, the stack and split families, sort,
-argsort, take_along_axis, searchsorted, linspace and meshgrid.
+argsort, take_along_axis, searchsorted, linspace, meshgrid, pad modes and
+einsum's sublist form and optimize=.
 
 Each is called the way users write it, through NumPy (`np.flip(t)`), so the
 dispatch is checked too, and composed with a nonlinearity so that second and
@@ -99,6 +100,16 @@ SPECS = [
           normal(2), normal(2), ops=("mul", "add")),
     _spec("np_meshgrid", lambda x, y: np.meshgrid(x, y)[0] * _sin(np.meshgrid(x, y, indexing="ij")[1].T),
           normal(3), normal(2), ops=("broadcast_to", "reshape")),
+    # --- pad modes (gathers of x's own elements) and einsum's other forms ----------------------
+    _spec("np_pad_reflect", lambda x: _sin(np.pad(x, ((2, 1), (0, 3)), mode="reflect")), normal(3, 4),
+          ops=("gather", "scatter_add")),
+    _spec("np_pad_edge_symmetric_wrap",
+          lambda x: np.pad(x, 2, mode="edge") * np.pad(x, 2, mode="symmetric") - np.pad(x, 2, mode="wrap"),
+          normal(2, 3), ops=("gather", "scatter_add")),
+    _spec("np_einsum_sublist", lambda x, y: _sin(np.einsum(x, [0, 1], y, [Ellipsis, 1, 2], [Ellipsis, 0, 2])),
+          normal(2, 3), normal(2, 3, 2), ops=("contract",)),
+    _spec("np_einsum_optimize", lambda x, y, z: np.einsum("ij,jk,kl->li", x, y, z, optimize="optimal") ** 2,
+          normal(2, 3), normal(3, 4), normal(4, 2), ops=("contract",)),
     # --- float32 ---------------------------------------------------------------------------------
     _spec("np_roll_tile_float32", lambda x: _sin(np.tile(np.roll(x, 1), 2)),
           normal(3, dtype=np.float32), ops=("slice", "concatenate", "broadcast_to")),
