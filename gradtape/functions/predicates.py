@@ -21,7 +21,7 @@ from ._promote import as_tensor, promote, shape_of
 from .creation import ones_like, zeros_like
 
 # `shape` is left out: gradtape.functions.shape is the module of layout functions.
-__all__ = ["isnan", "isinf", "isfinite", "isclose", "allclose", "array_equal",
+__all__ = ["isnan", "isinf", "isfinite", "isposinf", "isneginf", "all", "any", "isclose", "allclose", "array_equal",
            "count_nonzero", "ndim", "size"]
 
 _BOOL = np.dtype(np.bool_)
@@ -76,6 +76,26 @@ def isfinite(x):
     return bind(ew_ops.lt_p, ew.abs(x), x.dtype.type(np.inf))  # NaN < inf is False
 
 
+@implements(np.isposinf)
+def isposinf(x, out=None):
+    """Elementwise test for +inf, as numpy.isposinf (a bool Tensor; no gradient)."""
+    return _equals_constant("isposinf", x, out, np.inf)
+
+
+@implements(np.isneginf)
+def isneginf(x, out=None):
+    """Elementwise test for -inf, as numpy.isneginf (a bool Tensor; no gradient)."""
+    return _equals_constant("isneginf", x, out, -np.inf)
+
+
+def _equals_constant(name, x, out, value):
+    red._no_out(name, out)
+    x = as_tensor(x)
+    if not _is_float(x):
+        return zeros_like(x, dtype=_BOOL)
+    return bind(ew_ops.eq_p, x, x.dtype.type(value))
+
+
 @implements(np.isclose)
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise |a - b| <= atol + rtol * |b|, as numpy.isclose (a bool Tensor).
@@ -109,8 +129,45 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def _all(condition):
     """A 0-d bool Tensor: every element of the bool tensor `condition` is True."""
-    misses = red.sum(ew.cast(ew.logical_not(condition), np.int64))
-    return ew.equal(misses, np.int64(0))
+    return all(condition)
+
+
+@implements(np.all)
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    """Whether every element is true (nonzero; NaN counts as true), as numpy.all.
+
+    Returns:
+      A bool Tensor with the reduced axes removed (0-d for axis=None).
+
+    Example::
+
+        >>> gradtape.all(gradtape.constant([[1.0, 0.0], [2.0, 3.0]]), axis=1)
+        Tensor([False,  True], dtype=bool)
+    """
+    return _count_test("all", a, axis, out, keepdims, where, ew.equal, ew.equal)
+
+
+@implements(np.any)
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    """Whether any element is true (nonzero; NaN counts as true), as numpy.any.
+
+    Example::
+
+        >>> gradtape.any(gradtape.constant([[1.0, 0.0], [0.0, 0.0]]), axis=1)
+        Tensor([ True, False], dtype=bool)
+    """
+    return _count_test("any", a, axis, out, keepdims, where, ew.not_equal, ew.greater)
+
+
+def _count_test(name, a, axis, out, keepdims, where, select, decide):
+    """all: no element equals 0; any: some element is not 0 (by counting them)."""
+    red._no_out(name, out)
+    if where is not None:
+        raise NotImplementedError(f"{name}: where= is not supported on gradtape Tensors")
+    a = as_tensor(a)
+    hits = select(a, np.zeros((), a.dtype))
+    count = red.sum(ew.cast(hits, np.int64), axis, keepdims=keepdims)
+    return decide(count, np.int64(0))
 
 
 @implements(np.allclose)

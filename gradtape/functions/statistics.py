@@ -28,9 +28,11 @@ from . import elementwise as ew
 from . import reductions as red
 from ._promote import as_tensor, convert, normalize_axis, promote
 from .reductions import _no_out, _reshape
+from .scans import cumprod, cumsum
 from .shape import broadcast_to, stack
 
-__all__ = ["nansum", "nanmean", "average", "ptp", "median", "quantile", "percentile"]
+__all__ = ["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nanvar", "nanstd", "nancumsum",
+           "nancumprod", "average", "ptp", "median", "quantile", "percentile"]
 
 _NO_VALUE = np._NoValue
 
@@ -99,6 +101,141 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     total = red.sum(_without_nans(a), axis, keepdims=keepdims)
     count = red.sum(ew.cast(ew.logical_not(_isnan(a)), a.dtype), axis, keepdims=keepdims)
     return ew.divide(total, count)
+
+
+def _nan_to(x, value):
+    """x with NaNs replaced by `value` (their gradient is 0); integers have none."""
+    if x.dtype.kind not in "fc":
+        return x
+    return ew.where(_isnan(x), x.dtype.type(value), x)
+
+
+@implements(np.nanprod)
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
+    """Product over the given axes treating NaNs as 1, as numpy.nanprod (exact with zeros).
+
+    Example::
+
+        >>> gradtape.nanprod(gradtape.constant([2.0, np.nan, 3.0]))
+        Tensor(6., dtype=float64)
+    """
+    _no_out("nanprod", out)
+    return red.prod(_nan_to(as_tensor(a), 1), axis, dtype, keepdims=keepdims)
+
+
+def _nan_extreme(name, reduce, fill, a, axis, out, keepdims):
+    _no_out(name, out)
+    a = as_tensor(a)
+    if a.dtype.kind not in "fc":
+        return reduce(a, axis, keepdims=keepdims)
+    nan = _isnan(a)
+    result = reduce(ew.where(nan, a.dtype.type(fill), a), axis, keepdims=keepdims)
+    all_nan = ew.equal(red.sum(ew.cast(ew.logical_not(nan), np.int64), axis, keepdims=keepdims),
+                       np.int64(0))
+    return ew.where(all_nan, a.dtype.type(np.nan), result)  # NumPy also warns
+
+
+@implements(np.nanmax)
+def nanmax(a, axis=None, out=None, keepdims=False):
+    """Maximum over the given axes ignoring NaNs, as numpy.nanmax (NaN for an all-NaN group).
+
+    Ties share the gradient, as in `max`; NaN entries get none.
+
+    Example::
+
+        >>> gradtape.nanmax(gradtape.constant([2.0, np.nan, 3.0]))
+        Tensor(3., dtype=float64)
+    """
+    return _nan_extreme("nanmax", red.max, -np.inf, a, axis, out, keepdims)
+
+
+@implements(np.nanmin)
+def nanmin(a, axis=None, out=None, keepdims=False):
+    """Minimum over the given axes ignoring NaNs, as numpy.nanmin (NaN for an all-NaN group).
+
+    Example::
+
+        >>> gradtape.nanmin(gradtape.constant([2.0, np.nan, 3.0]))
+        Tensor(2., dtype=float64)
+    """
+    return _nan_extreme("nanmin", red.min, np.inf, a, axis, out, keepdims)
+
+
+def _nanvar(name, a, axis, dtype, ddof, keepdims):
+    a = as_tensor(a)
+    if dtype is not None:
+        a = convert(a, dtype)
+    if a.dtype.kind != "f":
+        a = convert(a, np.float64)
+    nan = _isnan(a)
+    clean = ew.where(nan, a.dtype.type(0), a)  # so that no NaN meets a derivative below
+    count = red.sum(ew.cast(ew.logical_not(nan), a.dtype), axis, keepdims=True)
+    centered = ew.where(nan, a.dtype.type(0),
+                        ew.subtract(clean, ew.divide(red.sum(clean, axis, keepdims=True), count)))
+    squares = red.sum(ew.multiply(centered, centered), axis, keepdims=keepdims)
+    count = count if keepdims else _reshape(count, squares.shape)
+    # As NumPy: count - ddof <= 0 gives inf or NaN (NumPy also warns).
+    return ew.divide(squares, ew.maximum(ew.subtract(count, a.dtype.type(ddof)), a.dtype.type(0)))
+
+
+@implements(np.nanvar)
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Variance over the given axes ignoring NaNs, as numpy.nanvar.
+
+    Example::
+
+        >>> gradtape.nanvar(gradtape.constant([1.0, np.nan, 3.0]))
+        Tensor(1., dtype=float64)
+    """
+    _no_out("nanvar", out)
+    return _nanvar("nanvar", a, axis, dtype, ddof, keepdims)
+
+
+@implements(np.nanstd)
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Standard deviation over the given axes ignoring NaNs, as numpy.nanstd.
+
+    Where a group's variance is 0 (one non-NaN element, or all equal) the
+    gradient is 0: std is identically 0 over one element, and over several
+    equal ones 0 is the choice made here where std has no derivative
+    (`std` gives inf there).
+
+    Example::
+
+        >>> gradtape.nanstd(gradtape.constant([1.0, np.nan, 3.0]))
+        Tensor(1., dtype=float64)
+    """
+    _no_out("nanstd", out)
+    variance = _nanvar("nanstd", a, axis, dtype, ddof, keepdims)
+    positive = ew.greater(variance, variance.dtype.type(0))
+    root = ew.sqrt(ew.where(positive, variance, variance.dtype.type(1)))
+    return ew.where(positive, root, variance)  # 0 (or NaN/inf) passes through, gradient 0
+
+
+@implements(np.nancumsum)
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum treating NaNs as 0, as numpy.nancumsum.
+
+    Example::
+
+        >>> gradtape.nancumsum(gradtape.constant([1.0, np.nan, 2.0]))
+        Tensor([1., 1., 3.], dtype=float64)
+    """
+    _no_out("nancumsum", out)
+    return cumsum(_nan_to(as_tensor(a), 0), axis, dtype)
+
+
+@implements(np.nancumprod)
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product treating NaNs as 1, as numpy.nancumprod.
+
+    Example::
+
+        >>> gradtape.nancumprod(gradtape.constant([2.0, np.nan, 3.0]))
+        Tensor([2., 2., 6.], dtype=float64)
+    """
+    _no_out("nancumprod", out)
+    return cumprod(_nan_to(as_tensor(a), 1), axis, dtype)
 
 
 # --- average ----------------------------------------------------------------------------

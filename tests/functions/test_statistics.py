@@ -147,6 +147,33 @@ def test_nansum_gradient_is_zero_at_nans():
     np.testing.assert_array_equal(g, np.where(np.isnan(x), 0.0, 3.0))
 
 
+@pytest.mark.parametrize("name", ["nanprod", "nanmax", "nanmin", "nanvar", "nanstd"])
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_nan_reductions_match_numpy(name, axis, keepdims):
+    x = _with_nans()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = getattr(np, name)(gt.constant(x), axis=axis, keepdims=keepdims)
+        want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["nancumsum", "nancumprod"])
+def test_nan_scans_match_numpy(name):
+    x = _with_nans()
+    for axis in (None, 1):
+        np.testing.assert_allclose(getattr(np, name)(gt.constant(x), axis=axis).numpy(),
+                                   getattr(np, name)(x, axis=axis), rtol=1e-12)
+
+
+def test_nanstd_gradient_over_one_remaining_element_is_zero():
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, 2.0, np.nan]])
+    g = both_gradients(lambda t: gt.sum(np.nanstd(t, axis=1)), x)
+    np.testing.assert_array_equal(g, [[-0.5, 0.0, 0.5], [0.0, 0.0, 0.0]])
+
+
 def test_average_with_weights_and_returned():
     w = RNG.uniform(0.5, 2.0, 4)
     got, scale = np.average(gt.constant(X), axis=1, weights=w, returned=True)
@@ -262,6 +289,19 @@ def test_predicates_on_watched_tensors_give_values_and_no_gradient():
         np.testing.assert_array_equal(got.numpy(), getattr(np, name)(v))
     assert int(count) == np.count_nonzero(v) == 4
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 0.0, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_all_any_isposinf_isneginf_match_numpy(axis, keepdims):
+    v = np.array([[1.0, np.inf, -np.inf], [np.nan, 0.0, 2.0], [0.0, 0.0, 0.0]])
+    for name in ("all", "any"):
+        got = getattr(np, name)(gt.constant(v), axis=axis, keepdims=keepdims)
+        want = getattr(np, name)(v, axis=axis, keepdims=keepdims)
+        assert got.dtype == np.bool_ and got.shape == np.shape(want)
+        np.testing.assert_array_equal(got.numpy(), want)
+    for name in ("isposinf", "isneginf"):
+        np.testing.assert_array_equal(getattr(np, name)(gt.constant(v)).numpy(), getattr(np, name)(v))
 
 
 def test_predicates_of_integers():
