@@ -90,7 +90,8 @@ class Polynomial:
 @dataclasses.dataclass(frozen=True)
 class Libmvec:
     """libm's `symbol` (e.g. "atan"), vectorized through libmvec; the scalar
-    code is the LLVM intrinsic `scalar` (e.g. "llvm.atan")."""
+    code is the LLVM intrinsic `scalar` (e.g. "llvm.atan"), or, for a function
+    LLVM has no intrinsic of, libm's function of that name (e.g. "asinh")."""
 
     symbol: str
     scalar: str
@@ -130,6 +131,20 @@ MATH_FUNCTIONS: dict[Op, MathFunction] = {f.op: f for f in (
     MathFunction(ops.tan_p, 1, Libmvec("tan", "llvm.tan")),
     MathFunction(ops.arctan_p, 1, Libmvec("atan", "llvm.atan")),
     MathFunction(ops.pow_p, 2, Libmvec("pow", "llvm.pow")),
+    MathFunction(ops.sinh_p, 1, Libmvec("sinh", "llvm.sinh")),
+    MathFunction(ops.cosh_p, 1, Libmvec("cosh", "llvm.cosh")),
+    MathFunction(ops.arcsin_p, 1, Libmvec("asin", "llvm.asin")),
+    MathFunction(ops.arccos_p, 1, Libmvec("acos", "llvm.acos")),
+    MathFunction(ops.log2_p, 1, Libmvec("log2", "llvm.log2")),
+    MathFunction(ops.log10_p, 1, Libmvec("log10", "llvm.log10")),
+    MathFunction(ops.exp2_p, 1, Libmvec("exp2", "llvm.exp2")),
+    MathFunction(ops.arctan2_p, 2, Libmvec("atan2", "llvm.atan2")),
+    # LLVM has no intrinsic for these: the scalar code calls libm itself
+    MathFunction(ops.arcsinh_p, 1, Libmvec("asinh", "asinh")),
+    MathFunction(ops.arccosh_p, 1, Libmvec("acosh", "acosh")),
+    MathFunction(ops.arctanh_p, 1, Libmvec("atanh", "atanh")),
+    MathFunction(ops.cbrt_p, 1, Libmvec("cbrt", "cbrt")),
+    MathFunction(ops.hypot_p, 2, Libmvec("hypot", "hypot")),
 )}
 """Every function emit_math knows, keyed by the op it computes."""
 
@@ -228,4 +243,17 @@ def _emit_body(builder: ir.IRBuilder, f: MathFunction, args: list) -> ir.Value:
     if isinstance(impl, Polynomial):
         return impl.emit(FloatOps(builder, args[0].type), *args)
     intrinsic = impl.scalar if isinstance(impl, Libmvec) else impl.name
+    if not intrinsic.startswith("llvm."):  # a libm function: asinh(double), asinhf(float)
+        return builder.call(_declare_libm(builder.module, intrinsic, args[0].type, f.arity), args)
     return builder.call(declare_intrinsic(builder.module, intrinsic, args[0].type, f.arity), args)
+
+
+def _declare_libm(module: ir.Module, symbol: str, ty: ir.Type, nargs: int) -> ir.Function:
+    """libm's `symbol` for doubles, `symbol`f for floats (C99 names), declared once per module."""
+    name = symbol if isinstance(ty, ir.DoubleType) else symbol + "f"
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ty, [ty] * nargs), name)
+        for attr in ("nounwind", "readnone"):
+            fn.attributes.add(attr)
+    return fn

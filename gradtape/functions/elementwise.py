@@ -35,6 +35,17 @@ cos = _unary_float(ew.cos_p, np.cos)
 tan = _unary_float(ew.tan_p, np.tan)
 tanh = _unary_float(ew.tanh_p, np.tanh)
 arctan = _unary_float(ew.arctan_p, np.arctan)
+sinh = _unary_float(ew.sinh_p, np.sinh)
+cosh = _unary_float(ew.cosh_p, np.cosh)
+arcsin = _unary_float(ew.arcsin_p, np.arcsin)
+arccos = _unary_float(ew.arccos_p, np.arccos)
+arcsinh = _unary_float(ew.arcsinh_p, np.arcsinh)
+arccosh = _unary_float(ew.arccosh_p, np.arccosh)
+arctanh = _unary_float(ew.arctanh_p, np.arctanh)
+log2 = _unary_float(ew.log2_p, np.log2)
+log10 = _unary_float(ew.log10_p, np.log10)
+exp2 = _unary_float(ew.exp2_p, np.exp2)
+cbrt = _unary_float(ew.cbrt_p, np.cbrt)
 
 
 def erf(x):
@@ -182,6 +193,8 @@ true_divide = divide
 power = _binary(ew.pow_p, np.power, float_result=True)
 maximum = _binary(ew.maximum_p, np.maximum)
 minimum = _binary(ew.minimum_p, np.minimum)
+hypot = _binary(ew.hypot_p, np.hypot, float_result=True)
+arctan2 = _binary(ew.arctan2_p, np.arctan2, float_result=True)
 equal = _binary(ew.eq_p, np.equal)
 not_equal = _binary(ew.ne_p, np.not_equal)
 less = _binary(ew.lt_p, np.less)
@@ -217,26 +230,6 @@ def float_power(x, y):
     x, y = promote_pair(x, y, True)
     dtype = np.promote_types(np.result_type(dtype_of(x)), np.float64)
     return bind(ew.pow_p, convert(x, dtype), convert(y, dtype))
-
-
-@implements(np.fmax)
-def fmax(x, y):
-    """Elementwise maximum that ignores NaN (numpy.fmax): NaN only where both are NaN.
-
-    Example::
-
-        >>> gradtape.fmax(gradtape.constant([np.nan, 1.0]), 0.5)
-        Tensor([0.5, 1. ], dtype=float64)
-    """
-    x, y = promote_pair(x, y)
-    return where(logical_or(greater_equal(x, y), not_equal(y, y)), x, y)
-
-
-@implements(np.fmin)
-def fmin(x, y):
-    """Elementwise minimum that ignores NaN (numpy.fmin): NaN only where both are NaN."""
-    x, y = promote_pair(x, y)
-    return where(logical_or(less_equal(x, y), not_equal(y, y)), x, y)
 
 
 @implements(np.logical_not)

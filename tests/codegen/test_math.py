@@ -39,7 +39,8 @@ from .loop_kernel import jit_loop, loop_module, target_machine
 HAS_LIBMVEC = bool(MATH_LIBRARIES)
 ARITY = {f.name: f.arity for f in MATH_FUNCTIONS.values()}
 POLY = ("exp", "expm1", "log", "log1p", "tanh", "softplus", "sigmoid", "erf", "erfc")
-LIBMVEC = ("sin", "cos", "tan", "arctan", "pow")
+LIBMVEC = ("sin", "cos", "tan", "arctan", "pow", "sinh", "cosh", "arcsin", "arccos", "log2", "log10", "exp2",
+           "arctan2", "arcsinh", "arccosh", "arctanh", "cbrt", "hypot")
 DTYPES = {"f64": np.float64, "f32": np.float32}
 IR_TYPES = {"f64": ir.DoubleType, "f32": ir.FloatType}
 
@@ -62,6 +63,9 @@ ULP_BOUND = {
     ("tan", "f64"): 4, ("tan", "f32"): 3.5,
     ("arctan", "f64"): 1, ("arctan", "f32"): 2.1,  # libmvec's SSE variant (x86-64-v2): 2.07
     ("pow", "f64"): 1, ("pow", "f32"): 1.0,
+    # glibc's libmvec and libm (NumPy calls the same libm for its scalar loops)
+    **{(name, dt): 4 for name in ("sinh", "cosh", "arcsin", "arccos", "log2", "log10", "exp2", "arctan2",
+                                  "arcsinh", "arccosh", "arctanh", "cbrt", "hypot") for dt in ("f64", "f32")},
     # against math.erf/erfc (glibc, within 1 ULP); float32 is computed in float64
     ("erf", "f64"): 3, ("erf", "f32"): 0.5,
     ("erfc", "f64"): 5, ("erfc", "f32"): 0.5,
@@ -169,6 +173,23 @@ def sample(name, dtype, n=100_000):
     elif name in ("erf", "erfc"):  # both branches and their seam at 1/2, both tails down to underflow
         x = [rng.uniform(-6, 6, n // 4), rng.uniform(-30, 30, n // 4), _both_signs(rng, tiny, 1.5, n // 4),
              rng.uniform(0.45, 0.55, n // 8), -rng.uniform(0.45, 0.55, n // 8)]
+    elif name in ("sinh", "cosh", "exp2"):
+        lim = (750.0 if f64 else 105.0) * (1.5 if name == "exp2" else 1.0)
+        x = [rng.uniform(-lim, lim, n // 2), _both_signs(rng, tiny, np.log10(lim), n // 4)]
+    elif name in ("arcsin", "arccos", "arctanh"):  # out to +-1, where they are steepest
+        x = [rng.uniform(-1, 1, n // 2), _both_signs(rng, tiny, 0, n // 4), 1 - 10.0 ** rng.uniform(tiny / 20, 0, n // 8),
+             -1 + 10.0 ** rng.uniform(tiny / 20, 0, n // 8)]
+    elif name == "arccosh":
+        x = [1 + 10.0 ** rng.uniform(tiny / 20, huge, n // 2), rng.uniform(1, 5, n // 2)]
+    elif name in ("log2", "log10"):
+        x = [10.0 ** rng.uniform(tiny, huge, n // 2), rng.uniform(0, 4, n // 4), 1 + rng.uniform(-1e-3, 1e-3, n // 4)]
+    elif name in ("arcsinh", "cbrt"):
+        x = [_both_signs(rng, tiny, huge, n // 4), rng.uniform(-5, 5, n // 2)]
+    elif name in ("arctan2", "hypot"):
+        a, b = _both_signs(rng, tiny / 2, huge, n // 4), _both_signs(rng, tiny / 2, huge, n // 4)
+        c, d = rng.uniform(-5, 5, n // 2), rng.uniform(-5, 5, n // 2)
+        with np.errstate(over="ignore"):
+            return (np.concatenate([a, c]).astype(DTYPES[dtype]), np.concatenate([rng.permutation(b), d]).astype(DTYPES[dtype]))
     elif name == "pow":
         lim = 300 if f64 else 37
         base = 10.0 ** rng.uniform(-lim, lim, n // 2)
@@ -227,6 +248,22 @@ SPECIAL = {  # name: [(inputs..., expected)], expected as NumPy gives it
     "cos": [(0.0, 1.0), (-0.0, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
     "tan": [(0.0, 0.0), (-0.0, -0.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
     "arctan": [(0.0, 0.0), (-0.0, -0.0), (INF, np.pi / 2), (-INF, -np.pi / 2), (NAN, NAN)],
+    "sinh": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, -INF), (NAN, NAN), (800.0, INF), (-800.0, -INF)],
+    "cosh": [(0.0, 1.0), (-0.0, 1.0), (INF, INF), (-INF, INF), (NAN, NAN), (800.0, INF), (-800.0, INF)],
+    "arcsin": [(0.0, 0.0), (-0.0, -0.0), (1.0, np.pi / 2), (-1.0, -np.pi / 2), (1.5, NAN), (INF, NAN), (NAN, NAN)],
+    "arccos": [(1.0, 0.0), (-1.0, np.pi), (0.0, np.pi / 2), (1.5, NAN), (-INF, NAN), (NAN, NAN)],
+    "arcsinh": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, -INF), (NAN, NAN)],
+    "arccosh": [(1.0, 0.0), (0.5, NAN), (INF, INF), (-INF, NAN), (NAN, NAN)],
+    "arctanh": [(0.0, 0.0), (-0.0, -0.0), (1.0, INF), (-1.0, -INF), (2.0, NAN), (NAN, NAN)],
+    "log2": [(0.0, -INF), (-1.0, NAN), (INF, INF), (NAN, NAN), (1.0, 0.0), (8.0, 3.0)],
+    "log10": [(0.0, -INF), (-1.0, NAN), (INF, INF), (NAN, NAN), (1.0, 0.0), (1000.0, 3.0)],
+    "exp2": [(0.0, 1.0), (-0.0, 1.0), (INF, INF), (-INF, 0.0), (NAN, NAN), (10.0, 1024.0), (-3.0, 0.125),
+             (2000.0, INF), (-2000.0, 0.0)],
+    "cbrt": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, -INF), (NAN, NAN)],
+    "arctan2": [(0.0, 0.0, 0.0), (0.0, -0.0, np.pi), (-0.0, -0.0, -np.pi), (1.0, 0.0, np.pi / 2),
+                (INF, INF, np.pi / 4), (NAN, 1.0, NAN), (1.0, NAN, NAN)],
+    "hypot": [(3.0, 4.0, 5.0), (INF, NAN, INF), (NAN, INF, INF), (NAN, 1.0, NAN), (1e300, 1e300, 1.4142135623730952e300),
+              (0.0, -0.0, 0.0)],
     "pow": [(0.0, 0.0, 1.0), (NAN, 0.0, 1.0), (1.0, NAN, 1.0), (-1.0, INF, 1.0), (-2.0, 3.0, -8.0),
             (-2.0, -3.0, -0.125), (-2.0, 2.0, 4.0), (-2.0, 0.5, NAN), (-0.0, -1.0, -INF),
             (0.0, -2.0, INF), (-0.0, 3.0, -0.0), (INF, -1.0, 0.0), (-INF, 3.0, -INF),
@@ -496,7 +533,7 @@ def test_two_modules_with_the_same_helpers_share_one_engine():
 @pytest.mark.parametrize(
     "args,error,text",
     [
-        (("floor", "x"), ValueError, "floor has no entry in the math table (codegen/math.py); known: arctan, cos"),
+        (("floor", "x"), ValueError, "floor has no entry in the math table (codegen/math.py); known: arccos, arccosh, arcsin"),
         (("pow", "x"), ValueError, "pow takes 2 argument(s), got 1"),
         (("exp", "x", "x"), ValueError, "exp takes 1 argument(s), got 2"),
         (("pow", "x", "y32"), TypeError, "pow needs arguments of one float type, got (double, float); cast first"),

@@ -124,3 +124,53 @@ def _call_spec():
 
 
 SPECS.append(_call_spec())
+
+
+# --- NumPy's other elementwise functions (issue 15): ops with native libm math, and composites.
+def _uniform(lo, hi, *shape):
+    return lambda rng: rng.uniform(lo, hi, shape)
+
+
+SPECS += [
+    _unary("sinh", gt.sinh, np.sinh, _uniform(-4, 4, 2, 3)),
+    _unary("cosh", np.cosh, np.cosh, _uniform(-4, 4, 2, 3)),  # through NumPy's dispatch
+    _unary("arcsin", gt.arcsin, np.arcsin, _uniform(-0.8, 0.8, 2, 3)),
+    _unary("arccos", np.arccos, np.arccos, _uniform(-0.8, 0.8, 2, 3)),
+    _unary("arcsinh", gt.arcsinh, np.arcsinh, _uniform(-5, 5, 2, 3)),
+    _unary("arccosh", gt.arccosh, np.arccosh, _uniform(1.2, 4, 2, 3)),
+    _unary("arctanh", gt.arctanh, np.arctanh, _uniform(-0.8, 0.8, 2, 3)),
+    _unary("log2", gt.log2, np.log2, positive(2, 3)),
+    _unary("log10", np.log10, np.log10, positive(2, 3)),
+    _unary("exp2", gt.exp2, np.exp2),
+    _unary("cbrt", gt.cbrt, np.cbrt, _uniform(0.3, 3, 2, 3)),
+    OpSpec("cbrt_negative", gt.cbrt, args(_uniform(-3, -0.3, 2, 3)), ops=("cbrt",), numpy_fn=np.cbrt),
+    OpSpec("inverse_hyperbolic_f32", lambda x: gt.arcsinh(x) + gt.arctanh(x * 0.5) + gt.cosh(x),
+           args(lambda rng: rng.uniform(-1.5, 1.5, 4).astype(np.float32)),
+           ops=("arcsinh", "arctanh", "cosh"),
+           numpy_fn=lambda x: np.arcsinh(x) + np.arctanh(x * np.float32(0.5)) + np.cosh(x)),
+    OpSpec("sinc", gt.sinc, args(_uniform(-3, 3, 2, 3)), ops=("sin", "where"), numpy_fn=np.sinc),
+    OpSpec("sinc_near_zero", np.sinc, args(_uniform(-2e-4, 2e-4, 5)), ops=("where",), numpy_fn=np.sinc),
+    OpSpec("deg2rad_rad2deg", lambda x: gt.sin(gt.deg2rad(x)) + gt.rad2deg(x), args(_uniform(-90, 90, 3)),
+           ops=("mul",), numpy_fn=lambda x: np.sin(np.deg2rad(x)) + np.rad2deg(x)),
+    OpSpec("nan_to_num_finite", lambda x: gt.nan_to_num(x) * x, args(normal(2, 3)), ops=("where",),
+           numpy_fn=lambda x: np.nan_to_num(x) * x),
+    OpSpec("heaviside", lambda x, y: gt.heaviside(x, y) * y, args(normal(2, 3), normal(3)), ops=("where",),
+           numpy_fn=lambda x, y: np.heaviside(x, y) * y),
+    OpSpec("copysign", gt.copysign, args(normal(2, 3), normal(3)), ops=("abs", "where"), numpy_fn=np.copysign),
+    OpSpec("real_imag_conj", lambda x: gt.real(x) * 2.0 + gt.imag(x) + gt.conj(x) * x, args(normal(3)),
+           ops=("where",), numpy_fn=lambda x: np.real(x) * 2.0 + np.imag(x) + np.conj(x) * x),
+]
+
+_MORE_BINARY = [
+    ("hypot", gt.hypot, np.hypot, normal, normal),
+    ("arctan2", np.arctan2, np.arctan2, normal, positive),  # away from the origin, where it is steep
+    ("fmax", gt.fmax, np.fmax, normal, normal),
+    ("fmin", np.fmin, np.fmin, normal, normal),
+    ("logaddexp", gt.logaddexp, np.logaddexp, normal, normal),
+    ("logaddexp2", np.logaddexp2, np.logaddexp2, normal, normal),
+]
+_OPS_OF = {"hypot": ("hypot",), "arctan2": ("arctan2",), "fmax": ("maximum", "where", "ne"),
+           "fmin": ("minimum", "where", "ne"), "logaddexp": ("softplus", "where"), "logaddexp2": ("exp2", "log1p")}
+for name, fn, np_fn, mx, my in _MORE_BINARY:
+    for sx, sy in BROADCAST_PAIRS:
+        SPECS.append(OpSpec(f"{name}_{sx}_{sy}", fn, args(mx(*sx), my(*sy)), ops=_OPS_OF[name], numpy_fn=np_fn))

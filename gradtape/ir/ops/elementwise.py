@@ -102,6 +102,24 @@ cos_p = unary("cos", np.cos, lambda x, out: neg(sin(x)))
 tan_p = unary("tan", np.tan, lambda x, out: 1.0 + out * out)
 tanh_p = unary("tanh", np.tanh, lambda x, out: 1.0 - out * out)
 arctan_p = unary("arctan", np.arctan, lambda x, out: 1.0 / (1.0 + x * x))
+# NumPy's other transcendental functions, each one op so that native code
+# computes it with libm's accuracy (codegen/math.py) where a composition would
+# lose digits: cosh via exp overflows before cosh does, arcsin near +-1 and
+# log10 as log(x) / ln 10 round off. Derivatives are written to stay finite
+# where the function is: arcsinh' is 1 / hypot(1, x), not 1 / sqrt(1 + x*x),
+# which is 0 for |x| > 1e154.
+_LN2 = math.log(2.0)
+sinh_p = unary("sinh", np.sinh, lambda x, out: cosh(x))
+cosh_p = unary("cosh", np.cosh, lambda x, out: sinh(x))
+arcsin_p = unary("arcsin", np.arcsin, lambda x, out: 1.0 / sqrt((1.0 - x) * (1.0 + x)))
+arccos_p = unary("arccos", np.arccos, lambda x, out: -1.0 / sqrt((1.0 - x) * (1.0 + x)))
+arcsinh_p = unary("arcsinh", np.arcsinh, lambda x, out: 1.0 / hypot(x.builder.literal(1.0, x.dtype), x))
+arccosh_p = unary("arccosh", np.arccosh, lambda x, out: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)))
+arctanh_p = unary("arctanh", np.arctanh, lambda x, out: 1.0 / ((1.0 - x) * (1.0 + x)))
+log2_p = unary("log2", np.log2, lambda x, out: (1.0 / _LN2) / x)
+log10_p = unary("log10", np.log10, lambda x, out: (1.0 / math.log(10.0)) / x)
+exp2_p = unary("exp2", np.exp2, lambda x, out: _LN2 * out)
+cbrt_p = unary("cbrt", np.cbrt, lambda x, out: (1.0 / 3.0) / (out * out))
 abs_p = unary("abs", np.abs, lambda x, out: sign(x), float_only=False, cheap=True)
 sign_p = unary("sign", np.sign, zero_grad=True, float_only=False, cheap=True)
 floor_p = unary("floor", np.floor, zero_grad=True, cheap=True)
@@ -322,6 +340,21 @@ minimum_p = binary("minimum", np.minimum, lambda x, y, out: _select_weights(y, x
                    commutative=True, cheap=True)
 
 
+
+def _hypot_partials(x, y, out):
+    return (lambda g: g * (x / out), lambda g: g * (y / out))
+
+
+def _arctan2_partials(y, x, out):
+    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2), with the square formed as
+    # hypot^2 one factor at a time, so it neither overflows nor underflows early.
+    h = hypot(y, x)
+    return (lambda g: g * ((x / h) / h), lambda g: neg(g * ((y / h) / h)))
+
+
+hypot_p = binary("hypot", np.hypot, _hypot_partials, float_only=True, commutative=True)
+arctan2_p = binary("arctan2", np.arctan2, _arctan2_partials, float_only=True)
+
 # --- comparisons and logic (no derivative) ----------------------------------------
 
 def predicate(name, impl, *, bool_only=False, commutative=False):
@@ -391,6 +424,19 @@ def tan(x): return bind(tan_p, x)
 def tanh(x): return bind(tanh_p, x)
 def arctan(x): return bind(arctan_p, x)
 def abs(x): return bind(abs_p, x)
+def sinh(x): return bind(sinh_p, x)
+def cosh(x): return bind(cosh_p, x)
+def arcsin(x): return bind(arcsin_p, x)
+def arccos(x): return bind(arccos_p, x)
+def arcsinh(x): return bind(arcsinh_p, x)
+def arccosh(x): return bind(arccosh_p, x)
+def arctanh(x): return bind(arctanh_p, x)
+def log2(x): return bind(log2_p, x)
+def log10(x): return bind(log10_p, x)
+def exp2(x): return bind(exp2_p, x)
+def cbrt(x): return bind(cbrt_p, x)
+def hypot(x, y): return bind(hypot_p, x, y)
+def arctan2(y, x): return bind(arctan2_p, y, x)
 def sign(x): return bind(sign_p, x)
 def floor(x): return bind(floor_p, x)
 def ceil(x): return bind(ceil_p, x)
