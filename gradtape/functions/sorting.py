@@ -27,7 +27,7 @@ from . import reductions
 from ._promote import as_tensor, normalize_axis
 from .shape import getitem, moveaxis, ravel, reshape
 
-__all__ = ["sort", "argsort", "take_along_axis", "searchsorted", "nonzero"]
+__all__ = ["sort", "argsort", "partition", "argpartition", "take_along_axis", "searchsorted", "nonzero"]
 
 
 def _no_order(name, order):
@@ -109,6 +109,74 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if a.ndim == 0:
         raise np.exceptions.AxisError(f"sort: axis {axis} is out of bounds for a 0-d tensor")
     return take_along_axis(a, argsort(a, axis), axis)
+
+
+def _check_kth(name, a, kth, axis):
+    a = as_tensor(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis(name, axis, a.ndim)[0]
+    d = a.shape[axis]
+    for k in np.atleast_1d(np.asarray(kth)).ravel():
+        if not -d <= int(k) < d:
+            raise ValueError(f"{name}: kth(={int(k)}) out of bounds ({d}) for axis {axis} of shape {a.shape}")
+    return a, axis
+
+
+@implements(np.partition)
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """a rearranged so that the element at each `kth` position is the one a sorted a has
+    there, smaller ones before it and larger ones after it; differentiable like sort.
+
+    gradtape returns the fully sorted a, which is such a rearrangement: the
+    values at `kth`, and the sets of values on either side, are NumPy's (their
+    order within each side may differ from numpy.partition's, which NumPy
+    leaves unspecified).
+
+    Args:
+      a: a Tensor or array-like.
+      kth: an int or a sequence of ints (positions along `axis`).
+      axis: the axis, or None for the flattened a.
+
+    Returns:
+      A Tensor of a's shape (flattened if axis is None).
+
+    Raises:
+      ValueError: for a kth outside the axis.
+
+    Example::
+
+        >>> gradtape.partition(gradtape.constant([3.0, 1.0, 2.0]), 1).numpy()[1]
+        2.0
+    """
+    _no_order("partition", order)
+    a, axis = _check_kth("partition", a, kth, axis)
+    return sort(a, axis)
+
+
+@implements(np.argpartition)
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """Indices that partition a (see partition): gradtape's are those that sort it.
+
+    Args:
+      a: a Tensor or array-like.
+      kth: an int or a sequence of ints.
+      axis: the axis, or None for the flattened a.
+
+    Returns:
+      An int64 Tensor (no gradient).
+
+    Raises:
+      ValueError: for a kth outside the axis.
+
+    Example::
+
+        >>> gradtape.argpartition(gradtape.constant([3.0, 1.0, 2.0]), 0).numpy()[0]
+        1
+    """
+    _no_order("argpartition", order)
+    a, axis = _check_kth("argpartition", a, kth, axis)
+    return argsort(a, axis)
 
 
 @implements(np.take_along_axis)

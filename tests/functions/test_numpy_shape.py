@@ -104,6 +104,8 @@ BAD = [
     (lambda t: np.linspace(t[0, 0], t[0, 1], -1), ValueError,
      "linspace: number of samples, -1, must be non-negative"),
     (lambda t: np.meshgrid(t[0], indexing="xx"), ValueError, "meshgrid: valid values for `indexing`"),
+    (lambda t: np.partition(t, 4), ValueError, "partition: kth(=4) out of bounds (4) for axis 1 of shape (3, 4)"),
+    (lambda t: np.argpartition(t, -5, axis=1), ValueError, "argpartition: kth(=-5) out of bounds (4)"),
     (lambda t: np.vstack([t, t[:, :2]]), ValueError,
      "concatenate: all input shapes must match except along axis 0, got (3, 4), (3, 2)"),
 ]
@@ -157,3 +159,14 @@ def test_integer_results_get_no_gradient_and_nonzero_needs_values():
     with pytest.raises(gt.ConcretizationError, match=r"nonzero: the number of non-zero elements of an "
                        r"abstract tensor float64\[3, 4\] is not known while tracing"):
         gt.grad(lambda x: np.sum(x[np.nonzero(x)]))(X)
+
+
+def test_argpartition_partitions_like_numpy():
+    x = np.random.default_rng(2).standard_normal((3, 6))
+    for kth in (0, 3, (1, 4)):
+        order = np.argpartition(gt.constant(x), kth, axis=1).numpy()
+        parted = np.take_along_axis(x, order, axis=1)
+        reference = np.partition(x, kth, axis=1)
+        for k in np.atleast_1d(kth):
+            np.testing.assert_array_equal(parted[:, k], reference[:, k])
+            np.testing.assert_array_equal(np.sort(parted[:, :k]), np.sort(reference[:, :k]))

@@ -1,7 +1,7 @@
 """Op specs of NumPy's shape functions built from the layout and gather ops
 (gradtape/functions/rearrange.py, joining.py, sorting.py, grids.py): flip, roll, rot90, tril/triu,
 diagonal, repeat, tile, kron, atleast_nd, the stack and split families, sort,
-argsort, take_along_axis, searchsorted, linspace, meshgrid, pad modes and
+argsort, partition, take_along_axis, searchsorted, linspace, meshgrid, pad modes and
 einsum's sublist form and optimize=.
 
 Each is called the way users write it, through NumPy (`np.flip(t)`), so the
@@ -89,6 +89,8 @@ SPECS = [
           normal(2, 2), ops=("gather", "less")),
     _spec("np_argsort_times_x", lambda x: _sin(x) * np.argsort(x, axis=0), normal(4, 2),
           ops=("less", "equal", "where", "reduce_sum")),
+    _spec("np_partition_kth_and_smallest", lambda x: _sin(np.partition(x, 2)[:, 2])
+          + np.sum(np.partition(x, 2)[:, :2], axis=1) ** 2, normal(3, 5), ops=("gather", "less")),
     _spec("np_take_along_axis", lambda x: np.take_along_axis(x, np.array([[2, 0, 0]]), 1) ** 2,
           normal(2, 3), ops=("gather", "scatter_add")),
     _spec("np_searchsorted", lambda a, v: v * np.searchsorted(np.sort(a), v, side="right") + _sin(v),
