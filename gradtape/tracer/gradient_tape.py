@@ -228,6 +228,56 @@ class GradientTape:
             return in_creation_order(*self._watched_after_use)
         return in_creation_order(self._tape.variables, self._tape.watched_integers)
 
+    def append(self, other: "GradientTape") -> "GradientTape":
+        """Add what `other` recorded to this tape, so that one `gradient` call sees the ops of both.
+
+        Two tapes recorded apart (in two threads, say, each on its own part of a
+        loss) become one: differentiate the parts' sum by passing both targets,
+        `tape.gradient([part1, part2], sources)`. A tensor or variable watched
+        on both tapes is one source, its gradient the sum over both parts.
+        Values of one tape used on the other are constants there: record each
+        part from the sources up on its own tape.
+
+        Args:
+          other: a GradientTape that has stopped recording and has not been used
+            (a non-persistent one); its recording moves here and it cannot be
+            used afterwards.
+
+        Returns:
+          This tape.
+
+        Raises:
+          ValueError: `other` is this tape or still recording.
+          RuntimeError: either tape was used already (non-persistent).
+          TypeError: `other` is not a GradientTape.
+
+        Example::
+
+            >>> w = gradtape.Variable([1.0, 2.0])
+            >>> with gradtape.GradientTape() as t1:
+            ...     a = gradtape.sum(w * w)
+            >>> with gradtape.GradientTape() as t2:
+            ...     b = gradtape.sum(3.0 * w)
+            >>> t1.append(t2).gradient([a, b], w).numpy()
+            array([5., 7.])
+        """
+        if not isinstance(other, GradientTape):
+            raise TypeError(f"GradientTape.append: expected a GradientTape, got {type(other).__name__}")
+        if other is self:
+            raise ValueError("GradientTape.append: a tape cannot be appended to itself")
+        if other._recording:
+            raise ValueError("GradientTape.append: the other tape is still recording; append it after its "
+                             "`with` block has ended")
+        if other._tape is None:
+            raise RuntimeError(f"GradientTape.append: the other tape was used already. {_NON_PERSISTENT_USED}")
+        if self._tape is None and not self._used:  # a tape never entered: it starts empty
+            self._tape = Recording()
+        self._check_usable()
+        self._tape.append(other._tape)
+        other._watched_after_use = (other._tape.variables, other._tape.watched_integers)
+        other._tape, other._used = None, True
+        return self
+
     # --- differentiation --------------------------------------------------------
     def _check_usable(self):
         # First, as in TF: a used tape says so whatever else is wrong with the call.

@@ -388,6 +388,38 @@ class Recording:
             return ()
         return tuple(params.items())
 
+    def append(self, other: "Recording") -> None:
+        """Add what `other` recorded after what this recording holds (GradientTape.append).
+
+        Positions of `other` move up by this recording's length; a tensor or
+        variable watched in both is one source whose positions are those of
+        both, so its gradient sums the two parts. `other` is left unusable.
+        """
+        offset = len(self.structure)
+        for p, (entry, hit) in enumerate(zip(other.structure, other.info)):
+            if len(hit) != 2:  # an op: its integer inputs are positions (literals are keyed otherwise)
+                first = 1 if hit[2] is not None else 3
+                entry = entry[:first] + tuple(i + offset if type(i) is int else i for i in entry[first:])
+            self.structure.append(entry)
+        self.info += other.info
+        self.values += other.values
+        for key, p in other.var_of.items():
+            self.var_of.setdefault(key, p + offset)
+        for key, p in other.const_of.items():
+            self.const_of.setdefault(key, p + offset)
+        self.leaves += [p + offset for p in other.leaves]
+        for key, positions in other.sources.items():
+            self.sources.setdefault(key, []).extend(p + offset for p in positions)
+        known = {id(v) for v in self.variables}
+        self.variables += [v for v in other.variables if id(v) not in known]
+        self.watched_integers.update(other.watched_integers)
+        for key, version in other.versions.items():
+            self.versions.setdefault(key, version)
+        self.snapshots.update({p + offset: value for p, value in other.snapshots.items()})
+        self.literals.update(other.literals)
+        self.uncacheable = self.uncacheable or other.uncacheable
+        self.deferred = self.deferred or other.deferred
+
     def structure_key(self) -> tuple:
         """The structure as one hashable tuple."""
         return tuple(self.structure)
