@@ -17,6 +17,8 @@ address) or, without one, Dask's local scheduler.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 try:
@@ -33,6 +35,9 @@ from .tracer import tree
 __all__ = ["value_and_grad", "minimize", "shards"]
 
 _REDUCTIONS = ("sum", "mean")
+# staged function -> {chunk types: its compiled form as a Dask delayed}: compiled and pickled once,
+# not at every evaluation of a minimization
+_ahead: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def shards(*data) -> list:
@@ -89,10 +94,11 @@ def _compiled(fun, params, pieces) -> list:
     machine code and run without tracing or compiling; any other callable as it is."""
     if not isinstance(fun, StagedFunction):
         return [fun] * len(pieces)
-    by_shape = {}
+    by_shape = _ahead.setdefault(fun, {})
+    params_key = tuple((np.shape(p), np.asarray(p).dtype) for p in tree.flatten(params))
     out = []
     for _, _, specs in pieces:
-        key = tuple((s.shape, np.dtype(s.dtype)) for s in specs)
+        key = (params_key,) + tuple((s.shape, np.dtype(s.dtype)) for s in specs)
         if key not in by_shape:
             by_shape[key] = dask.delayed(compile_ahead(fun, params, *specs), pure=True)
         out.append(by_shape[key])
