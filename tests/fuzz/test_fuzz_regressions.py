@@ -29,3 +29,14 @@ def test_seed_452_derivative_of_x_to_the_power_0_is_zero_at_0_and_inf():
         tape.watch(c)
         y = f(c)
     np.testing.assert_array_equal(tape.gradient(y, c).numpy(), np.zeros(5))
+
+
+def test_seed_2342_a_matrix_product_keeps_nan_times_zero_like_numpy_matmul():
+    # The eager reference computed products through np.dot, whose OpenBLAS small-matrix
+    # path gives 0 for NaN * 0 at some shapes ((2, 1) @ (1, 1)); NumPy's @ gives NaN.
+    a, b = np.full((2, 1), np.nan), np.zeros((1, 1))
+    want = a @ b
+    assert np.isnan(want).all()
+    np.testing.assert_array_equal((gt.constant(a) @ gt.constant(b)).numpy(), want)
+    np.testing.assert_array_equal(gt.differentiable(lambda a, b: a @ b)(a, b), want)
+    np.testing.assert_array_equal(gt.dot(gt.constant(a), gt.constant(b)).numpy(), want)

@@ -99,7 +99,8 @@ def _contract_shape(a, b, *, spec):
 # Every binary contraction is a (batched) matmul: sum out the letters only one
 # operand has, then order each operand as (batch, free, contracted) and
 # (batch, contracted, free), collapse each group to one axis and call BLAS
-# through np.dot (no batch) or np.matmul; with nothing contracted it is a
+# through np.matmul (np.dot drops NaN * 0 for some shapes, e.g. (2, 1) @ (1, 1)
+# is [0, 0] for NaN rows: OpenBLAS's small-matrix path); with nothing contracted it is a
 # broadcast multiply. Transposes of 2-D operands stay views that BLAS reads
 # directly. This covers every spec, so np.einsum is never needed. The plan
 # depends only on (spec, shapes) and is built once per signature.
@@ -137,7 +138,7 @@ def _plan(spec: str, a_shape: tuple, b_shape: tuple):
         kernel = np.multiply  # a broadcast product: no sum, no BLAS
         form_a, form_b = lead + (m, 1), lead + (1, n)
     else:
-        kernel = np.matmul if batch else np.dot
+        kernel = np.matmul
         form_a, form_b = lead + (m, k), lead + (k, n)
     perm_a = perm(la, batch + free_a + summed)
     perm_b = perm(lb, batch + summed + free_b)
