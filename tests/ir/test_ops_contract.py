@@ -63,8 +63,8 @@ def test_reference_matches_einsum_on_random_specs(dtype):
 @pytest.mark.parametrize(
     "spec, sa, sb, kernel",
     [
-        ("ij,jk->ik", (2, 3), (3, 4), "dot"),
-        ("ji,kj->ik", (3, 2), (4, 3), "dot"),  # a matmul after transposes
+        ("ij,jk->ik", (2, 3), (3, 4), "matmul"),
+        ("ji,kj->ik", (3, 2), (4, 3), "matmul"),  # after transposes
         ("bij,bjk->bik", (2, 2, 3), (2, 3, 4), "matmul"),
         ("i,j->ij", (2,), (3,), "multiply"),
         ("bi,bj->bij", (2, 2), (2, 3), "multiply"),
