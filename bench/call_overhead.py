@@ -5,7 +5,7 @@ Reported as ns per call and as ratios to a Python no-op call and to
 kernel does 8 additions, so the time is the call path: the signature check,
 the output allocation and the pointer hand-off.
 
-Targets (DESIGN.md, LLVMLITE_FACTS.md §11.4): ≤ 1 µs through
+Targets: ≤ 1 µs through
 CompiledFunction; the raw generated entry alone is the floor.
 
     python bench/call_overhead.py

@@ -1,6 +1,6 @@
 """Vectorized math from gradtape.codegen.math against NumPy, in ns per element.
 
-The fused kernel of LLVMLITE_FACTS.md §3, `out = tanh(a*b + c) * exp(-a)`,
+The fused kernel `out = tanh(a*b + c) * exp(-a)`,
 is generated with llvmlite (noalias pointers, `fast` flags on the arithmetic
 around the math calls, one counted loop, O3 with loop and SLP vectorization
 for the host) and compared with NumPy's unfused `np.tanh(a*b + c) *

@@ -1,7 +1,7 @@
 """NumPy's bundled OpenBLAS, called from generated code.
 
 numpy ships an ILP64 OpenBLAS with suffixed symbols (`scipy_cblas_dgemm64_`)
-in numpy.libs (LLVMLITE_FACTS §4, §10.9). Generated code declares the
+in numpy.libs. Generated code declares the
 function by name; its address travels in `Lowered.externals` for the runtime
 to register, which keeps compiled objects cacheable (no baked addresses). Loading a
 cached object needs only `symbol_address`, so this module imports nothing of

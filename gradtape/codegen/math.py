@@ -45,8 +45,8 @@ carry no `nnan`/`ninf` flags (those make NaN/inf inputs poison).
 
 Loading: the emitted code may call libmvec, so the runtime must load every
 library in `MATH_LIBRARIES` (llvm.load_library_permanently) before it
-finalizes or loads an object that uses these functions (LLVMLITE_FACTS.md
-§10, pitfall 3). `declared_externals(module)` lists those symbols with their
+finalizes or loads an object that uses these functions (otherwise LLVM cannot
+resolve them). `declared_externals(module)` lists those symbols with their
 addresses in this process, for a cache manifest or llvm.add_symbol.
 """
 from __future__ import annotations

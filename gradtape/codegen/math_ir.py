@@ -4,7 +4,7 @@
 or float) so that a routine such as exp reads like the formula it computes.
 Everything it emits is scalar, branch-free and free of fast-math flags: the
 loop vectorizer widens it, and no flag may let InstCombine fold a rounding
-trick away (LLVMLITE_FACTS.md §10, pitfall 7).
+trick away.
 
 `StringCallAttributes` lets a call site carry LLVM string attributes, which
 `llvmlite.ir` rejects; the libmvec mapping needs one

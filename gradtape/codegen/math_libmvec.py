@@ -2,7 +2,7 @@
 functions, for sin, cos, tan, arctan and pow.
 
 LLVM 22 via llvmlite has no working `-vector-library` option
-(LLVMLITE_FACTS.md §3), so each call site says itself which vector functions
+(measured: the option is accepted and ignored), so each call site says itself which vector functions
 implement it, with the string attribute
 
     call double @"gradtape.math.sin.f64"(double %x)

@@ -25,8 +25,8 @@ The methods, in one line each:
 
 Range reduction uses Cody-Waite constants (ln2_hi has trailing zero bits, so
 n*ln2_hi and x - n*ln2_hi are exact with or without FMA) and carries no
-fast-math flags: reassociation would fold the shifter rounding away
-(LLVMLITE_FACTS.md §10, pitfall 7). Integers come out of the shifter's low
+fast-math flags: reassociation would fold the shifter rounding away.
+Integers come out of the shifter's low
 bits and 2^n is built with integer shifts, since AVX2 cannot convert packed
 f64 to i64.
 

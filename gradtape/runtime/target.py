@@ -6,7 +6,7 @@ pipelines are not safe to use from two threads at once, and llvmlite adds no
 locking of its own. llvmlite's calls release the GIL, so Python threads keep
 running while one of them holds this lock.
 
-Two pitfalls shape this file (shared/LLVMLITE_FACTS.md §10): an MCJIT engine
+Two pitfalls of llvmlite shape this file: an MCJIT engine
 takes ownership of the TargetMachine it is given and frees it with itself,
 so every engine gets a fresh one from `new_target_machine()`, while
 optimizing and emitting objects use one long-lived machine of their own; and

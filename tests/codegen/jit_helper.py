@@ -26,7 +26,7 @@ def _target_machine():
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         _state["target"] = llvm.Target.from_triple(llvm.get_process_triple())
-    # One per engine: MCJIT frees the machine it is given (LLVMLITE_FACTS §10.1).
+    # One per engine: MCJIT frees the machine it is given.
     return _state["target"].create_target_machine(
         cpu=cpu.current().name, features=cpu.current().features,  # GRADTAPE_CPU, as the runtime
         opt=3, reloc="default", codemodel="jitdefault", jit=True,
