@@ -25,6 +25,7 @@ class BuildContext:
         self.output_views = [View(Buffer(t, "arg", n_inputs + i)) for i, t in enumerate(out_types)]
         self.outputs: dict = {}  # Var -> View of the output argument it is computed into
         self.plan_subfunction = None  # Function -> lowering.SubFunction, set by lowering (control flow)
+        self.function = None  # the ir.Function being lowered, set by lowering
 
     def add(self, step):
         self.steps.append(step)

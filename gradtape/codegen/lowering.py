@@ -117,6 +117,7 @@ def _check_supported(fn):
 def _build(fn, stored) -> BuildContext:
     ctx = BuildContext(len(fn.invars), fn.out_types)
     ctx.plan_subfunction = SubFunction  # for control flow's sub-Functions (codegen/control.py)
+    ctx.function = fn  # control flow lowers a loop's several result equations as one loop
     nodes: dict = {v: View(Buffer(v.type, "arg", i)) for i, v in enumerate(fn.invars)}
     for i, v in enumerate(fn.outvars):
         if isinstance(v, Var) and v not in nodes and v not in ctx.outputs:

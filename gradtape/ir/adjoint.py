@@ -23,6 +23,7 @@ from .op import rule, vjp_rules
 from .ops.elementwise import logical_and, logical_not, logical_or, where, where_p
 from .ops.layout import broadcast_to, unbroadcast
 from .passes import dce
+from .result_groups import group_key, group_vjp_rules, groups
 from .verify import verify
 
 
@@ -76,13 +77,35 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
         if isinstance(ov, Var) and ov in active:
             accumulate(ov, Sym(ct, b), None)
 
+    # A loop's result equations get one backward pass (result_groups.py), built at the
+    # group's first equation, when the cotangents of all its results are complete.
+    first_of = {}
+    for eqn in fn.eqns:
+        if eqn.op in group_vjp_rules:
+            first_of.setdefault(group_key(eqn), eqn)
+    members = groups(e for e in fn.eqns if e.op in group_vjp_rules)
+
     for eqn in reversed(fn.eqns):
         out = eqn.outvars[0]
-        if out not in cts:
-            continue
-        g, m = cts.pop(out), masks.pop(out)
         ins = [Sym(a, b) for a in eqn.inputs]
-        in_cts = rule(vjp_rules, eqn.op, "VJP")(g, Sym(out, b), *ins, **eqn.params)
+        if eqn.op in group_vjp_rules:
+            key = group_key(eqn)
+            if first_of[key] is not eqn:
+                continue
+            outs = {j: v for j, v in members[key].items() if v in cts}
+            if not outs:
+                continue
+            group_cts = {j: cts.pop(v) for j, v in outs.items()}
+            for v in outs.values():
+                masks.pop(v)
+            m = None
+            params = {k: p for k, p in eqn.params.items() if k != "out"}
+            in_cts = group_vjp_rules[eqn.op](group_cts, *ins, **params)
+        else:
+            if out not in cts:
+                continue
+            g, m = cts.pop(out), masks.pop(out)
+            in_cts = rule(vjp_rules, eqn.op, "VJP")(g, Sym(out, b), *ins, **eqn.params)
         if len(in_cts) != len(ins):
             raise IRError(
                 f"VJP rule of '{eqn.op.name}' returned {len(in_cts)} cotangents "

@@ -6,8 +6,10 @@ runs `carries, y = F(carries, xs[i], consts)` for i in 0..n-1 (n-1..0 when
 reversed), each xs operand having a leading axis of length n. F returns
 the c new carries followed by the per-step outputs ys; the equation's
 value is F's output j: the final carry j (j < c) or output j stacked over
-the steps (j >= c), so a loop with several results is one equation per
-result (as `call` and `cond` are). gt.scan and gt.fori_loop emit it.
+the steps (j >= c). A loop with several results is one equation per
+result, all alike but for `out`: the interpreter and code generation run
+such a group as one loop (ir/result_groups.py). gt.scan and gt.fori_loop
+emit it.
 
 Derivatives are scans again, so higher orders need nothing more:
 
@@ -34,6 +36,7 @@ from ..core import Function
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
+from ..result_groups import all_results, group_vjp_rules
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..tangent import jvp
 from ..types import TensorType
@@ -75,16 +78,20 @@ def _shape(*types, body, length, reverse, n_carry, n_xs, out):
     return ins[out] if out < n_carry else stacked(body.out_types[out], length)
 
 
-def _impl(*operands, body, length, reverse, n_carry, n_xs, out):
+def _all_results(*operands, body, length, reverse, n_carry, n_xs):
+    """Every result of the loop, run once: the final carries, then each y stacked over the steps."""
     carries, xs, consts = _split(operands, n_carry, n_xs)
-    y_type = None if out < n_carry else body.out_types[out]
-    ys = None if y_type is None else np.empty((length,) + tuple(y_type.shape), y_type.dtype)
+    ys = [np.empty((length,) + tuple(t.shape), t.dtype) for t in body.out_types[n_carry:]]
     for i in (range(length - 1, -1, -1) if reverse else range(length)):
         results = eval_function(body, carries + [x[i] for x in xs] + consts)
         carries = list(results[:n_carry])
-        if ys is not None:
-            ys[i] = results[out]
-    return np.asarray(carries[out]) if ys is None else ys
+        for y, r in zip(ys, results[n_carry:]):
+            y[i] = r
+    return [np.asarray(c) for c in carries] + ys
+
+
+def _impl(*operands, out, **params):
+    return _all_results(*operands, **params)[out]
 
 
 def _floats(types, indices):
@@ -172,15 +179,17 @@ def _vjp_body(body, n_carry: int, n_xs: int):
     return fn, fc, fx, fk, fy
 
 
-def _vjp(ct, out_sym, *operands, body, length, reverse, n_carry, n_xs, out):
+def _group_vjp(cts, *operands, body, length, reverse, n_carry, n_xs):
+    """The cotangents of the operands given those of the loop's results ({out: Sym}): one
+    loop stacking the residuals and one backward loop, however many results have one."""
     fn, fc, fx, fk, fy = _vjp_body(body, n_carry, n_xs)
-    b = out_sym.builder
+    b = operands[0].builder
     carries, xs, consts = _split(operands, n_carry, n_xs)
     n_out = len(body.outvars)
     aug = _residual_body(body, n_carry)
     residuals = [scan(aug, length, reverse, n_carry, n_xs, n_out + k, *operands) for k in range(n_carry)]
-    ct_c = [ct if k == out else zeros(b, carries[k].type) for k in fc]
-    ct_ys = [ct if j == out else zeros(b, stacked(body.out_types[j], length)) for j in fy]
+    ct_c = [cts[k] if k in cts else zeros(b, carries[k].type) for k in fc]
+    ct_ys = [cts[j] if j in cts else zeros(b, stacked(body.out_types[j], length)) for j in fy]
     acc = [zeros(b, consts[i - n_carry - n_xs].type) for i in fk]
     bwd = (*ct_c, *acc, *residuals, *xs, *ct_ys, *consts)
     n_bc, n_bx = len(fc) + len(fk), n_carry + n_xs + len(fy)
@@ -188,14 +197,18 @@ def _vjp(ct, out_sym, *operands, body, length, reverse, n_carry, n_xs, out):
     def backward(j):
         return scan(fn, length, not reverse, n_bc, n_bx, j, *bwd)
 
-    cts = [None] * len(operands)
+    out = [None] * len(operands)
     for k in fc:
-        cts[k] = backward(fc.index(k))
+        out[k] = backward(fc.index(k))
     for i in fk:
-        cts[i] = backward(len(fc) + fk.index(i))
+        out[i] = backward(len(fc) + fk.index(i))
     for i in fx:
-        cts[i] = backward(n_bc + fx.index(i))
-    return tuple(cts)
+        out[i] = backward(n_bc + fx.index(i))
+    return tuple(out)
+
+
+def _vjp(ct, out_sym, *operands, out, **params):
+    return _group_vjp({out: ct}, *operands, **params)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -216,6 +229,8 @@ def _batch(axis_size, ins, batched, *, body, length, reverse, n_carry, n_xs, out
 
 shape_rules[scan_p] = _shape
 impls[scan_p] = _impl
+all_results[scan_p] = _all_results
+group_vjp_rules[scan_p] = _group_vjp
 vjp_rules[scan_p] = _vjp
 jvp_rules[scan_p] = _jvp
 batching_rules[scan_p] = _batch

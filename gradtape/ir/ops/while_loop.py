@@ -4,7 +4,7 @@
 
 runs `carries = B(carries, consts)` while `C(carries, consts)` (a bool
 scalar) holds, and its value is the final carry j (one equation per
-carry, as for `scan`). C and B take the same inputs.
+carry, run as one loop as for `scan`). C and B take the same inputs.
 
 - JVP: a while loop of the body's JVP, carrying the float carries'
   tangents beside them; the condition reads the primal carries only.
@@ -32,6 +32,7 @@ from ..core import Function, Var
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
+from ..result_groups import all_results
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..tangent import jvp
 from ..types import TensorType
@@ -58,11 +59,15 @@ def _shape(*types, cond, body, n_carry, out):
     return types[out]
 
 
-def _impl(*operands, cond, body, n_carry, out):
+def _all_results(*operands, cond, body, n_carry):
     carries, consts = list(operands[:n_carry]), list(operands[n_carry:])
     while bool(eval_function(cond, carries + consts)[0]):
         carries = list(eval_function(body, carries + consts))
-    return np.asarray(carries[out])
+    return [np.asarray(c) for c in carries]
+
+
+def _impl(*operands, out, **params):
+    return _all_results(*operands, **params)[out]
 
 
 def _floats(types, indices):
@@ -215,6 +220,7 @@ def _batch(axis_size, ins, batched, *, cond, body, n_carry, out):
 
 shape_rules[while_p] = _shape
 impls[while_p] = _impl
+all_results[while_p] = _all_results
 vjp_rules[while_p] = _vjp
 jvp_rules[while_p] = _jvp
 batching_rules[while_p] = _batch

@@ -1,0 +1,128 @@
+"""A loop with several results runs once: its result equations form one group
+(ir/result_groups.py) that the interpreter evaluates once and code
+generation lowers as one native loop."""
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape import ir
+from gradtape.codegen.control import Loop, WhileLoop
+from gradtape.codegen.lowering import SubFunction
+from gradtape.ir.ops.loops import scan_p
+from gradtape.ir.ops.while_loop import while_p
+from gradtape.ir.optimize import optimize
+from gradtape.ir.result_groups import all_results
+from gradtape.runtime import compile_function
+
+
+def pytree_scan(h, xs, w):
+    """A scan whose carry is a dict of three leaves and whose y is a pair."""
+    def step(c, x):
+        a = gt.tanh(c["a"] * w + x)
+        b = c["b"] + a * a
+        n = c["n"] + 1.0
+        return {"a": a, "b": b, "n": n}, (a * 2.0, b - x)
+    carry, (ya, yb) = gt.scan(step, {"a": h, "b": h * 0.0, "n": 0.0}, xs)
+    return gt.sum(carry["a"]) + gt.sum(carry["b"]) * carry["n"] + gt.sum(ya * yb)
+
+
+def numpy_pytree_scan(h, xs, w):
+    a, b, n, total = h, h * 0.0, 0.0, 0.0
+    for x in xs:
+        a = np.tanh(a * w + x)
+        b = b + a * a
+        n += 1.0
+        total += np.sum((a * 2.0) * (b - x))
+    return np.sum(a) + np.sum(b) * n + total
+
+
+def halving(v):
+    def body(c):
+        x, k, s = c
+        return x * 0.5, k + 1, s + x
+    x, k, s = gt.while_loop(lambda c: c[0] > 1.0, body, (v, 0, v * 0.0))
+    return x + s * k.astype(v.dtype)
+
+
+H = np.array([0.3, -0.8])
+XS = np.array([[0.5, 0.1], [-0.4, 0.9], [1.2, -0.3]])
+W = np.array([0.7, -1.2])
+
+
+class Counting:
+    """Counts the runs of an op's group reference (the loop itself) in the interpreter."""
+
+    def __init__(self, op):
+        self.op, self.runs = op, 0
+
+    def __enter__(self):
+        self.inner = all_results[self.op]
+
+        def counted(*args, **params):
+            self.runs += 1
+            return self.inner(*args, **params)
+        all_results[self.op] = counted
+        return self
+
+    def __exit__(self, *exc):
+        all_results[self.op] = self.inner
+
+
+def loops(fn, kind):
+    return sum(isinstance(s, kind) for s in SubFunction(fn).ctx.steps)
+
+
+def test_a_pytree_scan_is_five_equations_one_loop():
+    fn = gt.make_ir(pytree_scan, H, XS, W)
+    assert sum(e.op is scan_p for e in fn.eqns) == 5       # 3 carries + 2 ys
+    with Counting(scan_p) as c:
+        (value,) = ir.eval_function(fn, [H, XS, W])
+    assert c.runs == 1
+    np.testing.assert_allclose(value, numpy_pytree_scan(H, XS, W), rtol=1e-13)
+    assert loops(fn, Loop) == 1
+    code = compile_function(fn)
+    assert code.native
+    np.testing.assert_allclose(code(H, XS, W)[0], numpy_pytree_scan(H, XS, W), rtol=1e-13)
+
+
+def test_the_gradient_of_a_pytree_scan_runs_three_loops():
+    """Reverse mode: the forward loop, the loop stacking the residuals and the backward loop,
+    whatever the number of carries."""
+    fn, _ = ir.vjp(gt.make_ir(pytree_scan, H, XS, W), [0, 1, 2])
+    fn = optimize(fn)
+    assert sum(e.op is scan_p for e in fn.eqns) > 5
+    with Counting(scan_p) as c:
+        got = ir.eval_function(fn, [H, XS, W, np.array(1.0)])
+    assert c.runs == 3
+    assert loops(fn, Loop) == 3
+    g = gt.grad(pytree_scan)(H, XS, W)
+    np.testing.assert_allclose(got[1], g, rtol=1e-12)
+    eps, e0 = 1e-6, np.array([1.0, 0.0])
+    fd = (numpy_pytree_scan(H + eps * e0, XS, W) - numpy_pytree_scan(H - eps * e0, XS, W)) / (2 * eps)
+    np.testing.assert_allclose(got[1][0], fd, rtol=1e-7)
+
+
+def test_a_while_loop_with_three_carries_runs_once():
+    fn = gt.make_ir(halving, 37.0)
+    assert sum(e.op is while_p for e in fn.eqns) >= 2
+    with Counting(while_p) as c:
+        (value,) = ir.eval_function(fn, [np.array(37.0)])
+    assert c.runs == 1
+    assert loops(fn, WhileLoop) == 1
+    x, k, s = 37.0, 0, 0.0
+    while x > 1.0:
+        x, k, s = x * 0.5, k + 1, s + x
+    np.testing.assert_allclose(value, x + s * k, rtol=1e-15)
+    np.testing.assert_allclose(compile_function(fn)(np.array(37.0))[0], x + s * k, rtol=1e-15)
+
+
+@pytest.mark.parametrize("used", [[0], [1], [0, 1]])
+def test_only_the_results_a_function_uses_are_written(used):
+    def f(h, xs, w):
+        carry, ys = gt.scan(lambda c, x: (c * w + x, gt.sin(c)), h, xs)
+        return [carry, ys][used[0]] if len(used) == 1 else (carry, ys)
+    fn = gt.make_ir(f, H, XS, W)
+    code = compile_function(fn)
+    want = ir.eval_function(fn, [H, XS, W])
+    for got, ref in zip(code(H, XS, W), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-14)
