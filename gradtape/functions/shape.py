@@ -23,6 +23,7 @@ from ..ir.ops.indexing import (
 )
 from ..ir.ops.layout import broadcast_to_p, reshape_p, transpose_p
 from ..tracer.dispatch import bind
+from ..tracer.basic_index import getitem as basic_getitem
 from ..tracer.errors import ConcretizationError
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -594,6 +595,9 @@ def getitem(x, index):
     boolean masks with a concrete value. A boolean mask of an abstract
     (traced) tensor has a data-dependent shape and raises ConcretizationError.
     """
+    fast = basic_getitem(x, index)  # ints and slices on a concrete tensor (tracer/basic_index.py)
+    if fast is not NotImplemented:
+        return fast
     entries = _expand_index(x, index if isinstance(index, tuple) else (index,))
     # The axis of the original x each entry indexes (for error messages).
     original_axis = list(np.cumsum([e is not None for e in entries]) - 1)

@@ -1068,11 +1068,196 @@ static PyObject *setup_bind(PyObject *module, PyObject *names)
     Py_RETURN_NONE;
 }
 
+/* --- getitem: x[index] for a basic index, with two binds at most -----------------------------
+ *
+ * functions/shape.py's getitem, for its common case: a concrete Tensor (or PendingTensor or
+ * Variable) indexed by a Python int, a slice of ints or Nones, or a tuple of them, no more
+ * entries than axes, every int in range. It binds exactly what getitem binds there: `slice`
+ * with normalized (start, stop, step) per axis (ir/ops/indexing.py), skipped when it keeps
+ * everything, then `reshape` dropping the int-indexed axes. Anything else (and every error)
+ * returns NotImplemented, and the Python getitem answers, raising its own messages. The
+ * Python reference of this function is tracer/basic_index.py. */
+static PyObject *slice_op, *reshape_op;  /* set by setup_getitem */
+static PyObject *s_starts, *s_stops, *s_steps, *s_shape_kw;
+
+/* One index entry on an axis of length d: its normalized (start, stop, step) and whether it
+ * is an int (an axis dropped). 1 on success, 0 when Python's getitem must answer, -1 on error. */
+static int index_entry(PyObject *e, Py_ssize_t d, Py_ssize_t *start, Py_ssize_t *stop, Py_ssize_t *step,
+                       int *is_int)
+{
+    Py_ssize_t n;
+    *is_int = 0;
+    if (PyLong_CheckExact(e)) {
+        int overflow;
+        long long i = PyLong_AsLongLongAndOverflow(e, &overflow);
+        if (overflow || (i == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (i < -(long long)d || i >= (long long)d)
+            return 0;  /* Python raises the IndexError */
+        *start = (Py_ssize_t)(i < 0 ? i + d : i);
+        *stop = *start + 1;
+        *step = 1;
+        *is_int = 1;
+        return 1;
+    }
+    if (!PySlice_Check(e))
+        return 0;
+    PySliceObject *sl = (PySliceObject *)e;
+    /* None or exact ints only: other objects' __index__ may run code (or fail): Python's path */
+    if ((sl->start != Py_None && !PyLong_CheckExact(sl->start)) ||
+        (sl->stop != Py_None && !PyLong_CheckExact(sl->stop)) ||
+        (sl->step != Py_None && !PyLong_CheckExact(sl->step)))
+        return 0;
+    Py_ssize_t a, b, c;
+    if (PySlice_Unpack(e, &a, &b, &c) < 0) {  /* a zero step: Python raises */
+        PyErr_Clear();
+        return 0;
+    }
+    n = PySlice_AdjustIndices(d, &a, &b, c);
+    if (n == 0) {
+        *start = 0, *stop = 0, *step = 1;
+    } else if (n == 1) {
+        *start = a, *stop = a + 1, *step = 1;
+    } else {
+        *start = a, *stop = a + (n - 1) * c + (c > 0 ? 1 : -1), *step = c;
+    }
+    return 1;
+}
+
+static PyObject *ssize_tuple(const Py_ssize_t *values, Py_ssize_t n)
+{
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromSsize_t(values[i]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
+}
+
+#define GETITEM_MAX_NDIM 32
+
+static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "getitem(x, index) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *x = argv[0], *index = argv[1];
+    if (slice_op == NULL || pending_type == NULL || py_computed == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyTypeObject *cls = Py_TYPE(x);
+    PyObject *shape;
+    if (cls == pending_type) {
+        shape = Py_XNewRef(SLOT(x, off_shape));
+    } else if (cls == tensor_type || cls == variable_type) {
+        PyObject *value = SLOT(x, off_value);
+        if (value == NULL || SLOT(x, off_sym) != Py_None)
+            Py_RETURN_NOTIMPLEMENTED;  /* abstract: traced by the Python getitem */
+        shape = PyObject_GetAttr(value, s_shape);
+    } else {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (shape == NULL)
+        return NULL;
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > GETITEM_MAX_NDIM) {
+        Py_DECREF(shape);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape), n_entries, dims[GETITEM_MAX_NDIM];
+    Py_ssize_t starts[GETITEM_MAX_NDIM], stops[GETITEM_MAX_NDIM], steps[GETITEM_MAX_NDIM];
+    Py_ssize_t kept[GETITEM_MAX_NDIM];
+    int is_tuple = PyTuple_Check(index);
+    n_entries = is_tuple ? PyTuple_GET_SIZE(index) : 1;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (dims[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+    }
+    Py_DECREF(shape);
+    if (n_entries > ndim)
+        Py_RETURN_NOTIMPLEMENTED;  /* too many indices: Python raises */
+    int full = 1, n_kept = 0;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        int is_int = 0;
+        if (i < n_entries) {
+            PyObject *e = is_tuple ? PyTuple_GET_ITEM(index, i) : index;
+            int ok = index_entry(e, dims[i], &starts[i], &stops[i], &steps[i], &is_int);
+            if (ok <= 0) {
+                if (ok < 0)
+                    return NULL;
+                Py_RETURN_NOTIMPLEMENTED;
+            }
+        } else if (dims[i] == 0) {
+            starts[i] = 0, stops[i] = 0, steps[i] = 1;
+        } else {
+            starts[i] = 0, stops[i] = dims[i], steps[i] = 1;
+        }
+        Py_ssize_t len = steps[i] > 0 ? (stops[i] - starts[i] + steps[i] - 1) / steps[i]
+                                      : (starts[i] - stops[i] - steps[i] - 1) / -steps[i];
+        if (len < 0)
+            len = 0;
+        if (!(len == dims[i] && (dims[i] <= 1 || steps[i] == 1)))
+            full = 0;
+        if (!is_int)
+            kept[n_kept++] = len;
+    }
+    PyObject *y = Py_NewRef(x);
+    if (!full) {
+        PyObject *a = ssize_tuple(starts, ndim), *b = ssize_tuple(stops, ndim), *c = ssize_tuple(steps, ndim);
+        PyObject *kwnames = PyTuple_Pack(3, s_starts, s_stops, s_steps);
+        PyObject *call[6] = {slice_op, x, a, b, c, NULL};
+        Py_CLEAR(y);
+        if (a != NULL && b != NULL && c != NULL && kwnames != NULL)
+            y = bind(module, call, 2, kwnames);
+        Py_XDECREF(a), Py_XDECREF(b), Py_XDECREF(c), Py_XDECREF(kwnames);
+        if (y == NULL)
+            return NULL;
+    }
+    if (n_kept < ndim) {
+        PyObject *out_shape = ssize_tuple(kept, n_kept);
+        PyObject *kwnames = PyTuple_Pack(1, s_shape_kw);
+        PyObject *call[3] = {reshape_op, y, out_shape};
+        PyObject *z = NULL;
+        if (out_shape != NULL && kwnames != NULL)
+            z = bind(module, call, 2, kwnames);
+        Py_XDECREF(out_shape), Py_XDECREF(kwnames);
+        Py_DECREF(y);
+        y = z;
+    }
+    return y;
+}
+
+/* setup_getitem(slice_op, reshape_op): the ops getitem binds (dispatch.py calls it). */
+static PyObject *setup_getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "setup_getitem(slice_op, reshape_op) takes 2 arguments");
+        return NULL;
+    }
+    Py_XSETREF(slice_op, Py_NewRef(argv[0]));
+    Py_XSETREF(reshape_op, Py_NewRef(argv[1]));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
      "record(recording, op, args, params, result, watch_reads): Recording.record in C."},
     {"bind", (PyCFunction)(void (*)(void))bind, METH_FASTCALL | METH_KEYWORDS,
      "bind(op, *args, **params): dispatch.bind in C."},
+    {"getitem", (PyCFunction)(void (*)(void))getitem, METH_FASTCALL,
+     "getitem(x, index): x[index] for a basic index (ints and slices), or NotImplemented."},
+    {"setup_getitem", (PyCFunction)(void (*)(void))setup_getitem, METH_FASTCALL,
+     "setup_getitem(slice_op, reshape_op): the ops getitem binds."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},
@@ -1097,6 +1282,12 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_watch = PyUnicode_InternFromString("_watch_accessed_variables");
     s_record = PyUnicode_InternFromString("_record");
     s_variable_reads = PyUnicode_InternFromString("variable_reads");
+    s_starts = PyUnicode_InternFromString("starts");
+    s_stops = PyUnicode_InternFromString("stops");
+    s_steps = PyUnicode_InternFromString("steps");
+    s_shape_kw = PyUnicode_InternFromString("shape");
+    if (!s_starts || !s_stops || !s_steps || !s_shape_kw)
+        return NULL;
     if (!s_constants || !s_input_types || !s_structure_entry || !s_shape || !s_dtype || !s_tapes ||
         !s_enabled || !s_tape || !s_watch || !s_record || !s_kind || !s_variable_reads)
         return NULL;

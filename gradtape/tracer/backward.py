@@ -135,7 +135,13 @@ class BackwardParts:
         fn = ir.Function(leaves, eqns, live_targets)
         joint, connected = ir.vjp(fn, [leaves.index(v) for v in wrt])
         n_out = len(live_targets)
-        grads_fn = ir.select_outputs(joint, range(n_out, n_out + len(wrt)))
+        # A plan that recomputes the forward also returns the targets' values, after the
+        # gradients: a target read after `gradient` then takes its value from the plan's
+        # run instead of recomputing it op by op (deferred.py).
+        self.value_positions = ()
+        if recompute and batch is None:
+            self.value_positions = tuple(p for p in question.targets if p is not None)
+        grads_fn = ir.select_outputs(joint, [*range(n_out, n_out + len(wrt)), *range(len(self.value_positions))])
         if recompute:  # the forward runs inside: its values need not exist (deferred.py)
             known = []
         else:
@@ -208,7 +214,7 @@ def cached_plan(rec: Recording, targets, sources) -> BackwardPlan | None:
     for t in targets:
         cls = t.__class__
         if cls is PendingTensor:
-            recompute = recompute or t._forced is None  # (is_pending, inlined)
+            recompute = recompute or t._args is not None  # (_recomputes, inlined)
         elif cls is not Tensor:
             return None
     # Question's key, made in C. It leaves out Question's checks of dtypes and tracking,
@@ -234,10 +240,11 @@ _RECOMPUTE_UNIT_SEEDS = ("recompute", "unit seeds")
 def _recomputes(rec: Recording, targets) -> bool:
     """Whether the plan computes the forward itself: deferred forward values (deferred.py)
     that were never computed. A target already read has had every value it depends on
-    computed, so the plan reads them."""
+    computed, so the plan reads them; not one whose value a plan gave (BackwardPlan.keep_values
+    leaves its `_args` `()`, where deferred._force leaves None)."""
     if rec.deferred:
         for t in targets:
-            if t.__class__ is PendingTensor and t._forced is None:  # (is_pending, inlined)
+            if t.__class__ is PendingTensor and t._args is not None:
                 return True
     return False
 

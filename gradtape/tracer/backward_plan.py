@@ -21,6 +21,7 @@ from .. import ir
 from ..ir.inline_calls import inline_calls
 from ..ir.optimize import optimize
 from . import plan_log
+from .deferred import PendingTensor
 from .dispatch import bind
 from .tensor import Tensor
 
@@ -73,6 +74,9 @@ class BackwardPlan:
         self.unit_seeds = parts.unit_seeds
         self.plan = parts.plan
         self.connected = parts.connected
+        # The targets' positions when the Function's last outputs are their values (a plan
+        # that recomputes the forward); () otherwise.
+        self.value_positions = parts.value_positions
         # Output k is the gradient of source k (each connected, read once): no sums to make.
         self._outputs_in_order = self.plan == [[k] for k in range(len(self.plan))]
         self._compiled = None
@@ -102,9 +106,26 @@ class BackwardPlan:
         """Gradients per source (Tensor, or None when unconnected) on recording `rec`, for a
         plan with its seeds of ones baked in (`unit_seeds`): one run, nothing kept."""
         outs = self.execute(self.arguments(rec))
+        if self.value_positions:
+            outs = self.keep_values(rec, outs)
         if self._outputs_in_order:
             return list(map(Tensor, outs))
         return gather_gradients(outs, self.plan)
+
+    def keep_values(self, rec, outs) -> list:
+        """The gradient outputs of `outs`; the targets' values that follow them become the
+        values of the targets of `rec` still pending (deferred.py), so that reading one
+        costs nothing more."""
+        n = len(outs) - len(self.value_positions)
+        values = rec.values
+        for p, value in zip(self.value_positions, outs[n:]):
+            t = values[p]
+            if t.__class__ is PendingTensor and t._forced is None:
+                t._forced = np.asarray(value)
+                # The operands are freed, as deferred._force frees them, but marked `()`, not
+                # None: the values this one depends on were not computed (backward._recomputes)
+                t._args = ()
+        return outs[:n]
 
     def execute(self, args) -> list:
         """Outputs of the plan's Function on `args` (arrays), compiled when it is ready."""
@@ -174,7 +195,10 @@ class BoundBackward:
             args = self._values
         else:
             args = self._values + [seed_array(seeds[i], ty) for i, ty in zip(plan.live, plan.target_types)]
-        return gather_gradients(plan.execute(args), plan.plan)
+        outs = plan.execute(args)
+        if plan.value_positions:
+            outs = plan.keep_values(self.rec, outs)
+        return gather_gradients(outs, plan.plan)
 
 
 def seed_array(seed, ty) -> np.ndarray:

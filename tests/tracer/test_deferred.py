@@ -50,13 +50,18 @@ def test_recorded_ops_are_pending_until_read_and_then_match_numpy():
     np.testing.assert_allclose(tape.gradient(loss, w).numpy(), logreg_grad_numpy(w.numpy(), X, Y), rtol=1e-13)
 
 
-def test_gradient_does_not_compute_the_forward_values():
+def test_gradient_computes_the_targets_value_and_no_other_forward_value():
     w = gt.Variable([0.1, 0.2, -0.3])
     with gt.GradientTape() as tape:
-        loss = logreg_loss(w, X, Y)
+        z = X @ w
+        loss = gt.mean(gt.softplus(z) - Y * z)
     g = tape.gradient(loss, w)
-    assert is_pending(loss)  # the backward recomputed what it needed itself
+    # The backward recomputed what it needed itself, and its run gave the target's value.
+    assert is_pending(z) and not is_pending(loss)
+    zn = X @ w.numpy()
+    np.testing.assert_allclose(float(loss), np.mean(np.logaddexp(0.0, zn) - Y * zn), rtol=1e-14)
     np.testing.assert_allclose(g.numpy(), logreg_grad_numpy(w.numpy(), X, Y), rtol=1e-13)
+    np.testing.assert_allclose(z.numpy(), zn, rtol=1e-14)  # still computed when read
 
 
 def test_compiled_recomputing_plan_matches_numpy_over_a_training_loop(compile_at_once):
@@ -179,3 +184,44 @@ def test_a_target_read_before_the_gradient_uses_the_values_it_computed(compile_a
     plan = next(iter(backward_cache._plans.values()))
     # forward values are inputs of this plan: more than the three leaves
     assert len(plan.fn.invars) > 3
+
+
+def test_values_read_after_the_gradient_come_from_the_compiled_plan(compile_at_once, monkeypatch):
+    forced = []
+    real_force = deferred._force
+    monkeypatch.setattr(deferred, "_force", lambda t: forced.append(t) or real_force(t))
+    w = gt.Variable([0.3, -0.2, 0.1])
+    for step in range(4):
+        with gt.GradientTape() as tape:
+            z = X @ w
+            loss = gt.mean(gt.softplus(z) - Y * z)
+            other = gt.sum(gt.exp(w))
+            unused = gt.sum(gt.cos(w))                    # recorded, not a target: stays pending
+        g = tape.gradient([loss, other], w)
+        assert not is_pending(loss) and not is_pending(other) and is_pending(unused)
+        np.testing.assert_allclose(float(other), np.sum(np.exp(w.numpy())), rtol=1e-12)
+        zn = X @ w.numpy()
+        np.testing.assert_allclose(float(loss), np.mean(np.logaddexp(0.0, zn) - Y * zn), rtol=1e-12)
+        want = logreg_grad_numpy(w.numpy(), X, Y) + np.exp(w.numpy())
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-12)
+        w_then = w.numpy().copy()
+        w.assign(w_then * 0.9 + 0.05)
+    assert forced == []  # no value was recomputed op by op
+    plan = next(iter(backward_cache._plans.values()))
+    assert plan._compiled is not None and plan._compiled.native
+    info = backward_cache.cache_info()
+    assert (info["misses"], info["hits"]) == (1, 3)
+    np.testing.assert_allclose(float(unused), np.sum(np.cos(w_then)), rtol=1e-14)  # computed when read
+
+
+def test_a_persistent_tape_asked_twice_reuses_the_recomputing_plan():
+    backward_cache.clear_cache()
+    w = gt.Variable([0.3, -0.2, 0.1])
+    with gt.GradientTape(persistent=True) as tape:
+        loss = logreg_loss(w, X, Y)
+    first = tape.gradient(loss, w).numpy()
+    assert not is_pending(loss)
+    second = tape.gradient(loss, w).numpy()
+    np.testing.assert_array_equal(first, second)
+    info = backward_cache.cache_info()
+    assert (info["misses"], info["hits"]) == (1, 1)
