@@ -49,7 +49,7 @@ MAX_COLS = 8192  # longer rows: w and g no longer stay in cache while the loops 
 MIN_ROWS = 16  # fewer rows than two groups: nothing to gain
 GROUP_ROWS = 8  # rows per pass of the dot and axpy loops: 8 accumulators, each load of w or g serves 8 FMAs
 LANE_BYTES = 32  # one AVX2 register (4 float64, 8 float32): the vector width of the loops
-FLAGS = ("reassoc", "nsz", "contract")  # vectorizable sums with fused multiply-adds, as BLAS has
+FLAGS = ("reassoc", "contract")  # vectorizable sums with fused multiply-adds, as BLAS has (no nsz: reductions.py)
 MAX_LOOKAHEAD = 16  # steps scanned for the second product of a pair
 
 

@@ -56,7 +56,7 @@ class JVP:
         tangents = joint.invars[n + len(captured):]
         staged = ir.Function(fn.invars[:n] + tangents + captured, joint.eqns, joint.outvars)
         skeleton = traced.out_skeleton
-        return Program(optimize(staged), (skeleton, skeleton), traced.captured)
+        return Program(optimize(staged), (skeleton, skeleton), traced.captured, source=staged)
 
 
 class VJP:
@@ -87,8 +87,8 @@ class VJP:
         outs = list(joint.outvars[:n_main]) + list(aux_outs) + list(joint.outvars[n_main:])
         known, later, n_res = split(ir.Function(joint.invars, eqns, outs), len(fn.invars), len(fn.outvars))
         grads_skeleton = tuple(tree.unflatten(a, [None] * _leaf_count(sig, i)) for i, a in enumerate(args))
-        later_program = Program(optimize(later), grads_skeleton)
-        return Program(optimize(known), (skeleton, (None,) * n_res), traced.captured, later=later_program)
+        later_program = Program(optimize(later), grads_skeleton, source=later)
+        return Program(optimize(known), (skeleton, (None,) * n_res), traced.captured, later=later_program, source=known)
 
 
 class Linearize:
@@ -105,8 +105,8 @@ class Linearize:
         n_leaves = len(sig.types)
         joint, _ = ir.jvp(fn, range(n_leaves))
         known, later, n_res = split(joint, len(fn.invars), len(fn.outvars))
-        later_program = Program(optimize(later), traced.out_skeleton)
-        return Program(optimize(known), (traced.out_skeleton, (None,) * n_res), traced.captured, later=later_program)
+        later_program = Program(optimize(later), traced.out_skeleton, source=later)
+        return Program(optimize(known), (traced.out_skeleton, (None,) * n_res), traced.captured, later=later_program, source=known)
 
 
 def _split_aux(skeleton, has_aux, fname):

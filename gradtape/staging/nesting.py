@@ -39,11 +39,11 @@ def stage(program, leaves, fname: str):
     """Inline `program` on `leaves` into the enclosing trace; abstract results."""
     builder = enclosing_builder(leaves, fname)
     atoms = []
-    for x, v in zip(leaves, program.fn.invars):
+    for x, v in zip(leaves, program.source.invars):
         if isinstance(x, Tensor):
             atoms.append(x._sym.atom if x._sym is not None else ir.Literal(np.array(x._value)))
         else:  # a concrete argument is a constant of the enclosing trace
             atoms.append(ir.Literal(np.array(x, dtype=v.type.dtype)))
     atoms.extend(program.captured)
-    outs = inline(program.fn, builder, atoms)
+    outs = inline(program.source, builder, atoms)  # the traced program: derivatives are taken of it
     return program.assemble([Tensor(sym=ir.Sym(a, builder)) for a in outs])

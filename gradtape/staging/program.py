@@ -49,6 +49,11 @@ class Program:
 
     Attributes:
       fn: the optimized Function (invars: the call's leaves, then `captured`).
+      source: the Function as traced, before optimization (the same invars
+        and outputs). What a tape records and what an enclosing trace
+        inlines, so that derivatives are always taken of the traced program:
+        the optimizer's rewrites keep values, not derivatives at non-finite
+        points (x ** 0 -> 1 drops the 0 * inf of x's derivative at inf).
       assemble: flat outputs -> result structure.
       captured: Vars of an enclosing trace that `fn` reads (such programs
         are inlined, never compiled or cached).
@@ -58,10 +63,11 @@ class Program:
         on this program's residuals; else None.
     """
 
-    __slots__ = ("fn", "assemble", "captured", "compiled", "later", "log_label", "_call_fns", "_lock", "_served")
+    __slots__ = ("fn", "source", "assemble", "captured", "compiled", "later", "log_label", "_call_fns", "_lock", "_served")
 
-    def __init__(self, fn, skeleton, captured=(), later=None):
+    def __init__(self, fn, skeleton, captured=(), later=None, source=None):
         self.fn = fn
+        self.source = fn if source is None else source
         self.later = later
         self.assemble = make_assembler(skeleton)
         self.captured = list(captured)
@@ -102,5 +108,5 @@ class Program:
     def call_fns(self) -> list:
         """One single-output Function per output: the `call` equations a tape records."""
         if self._call_fns is None:
-            self._call_fns = [ir.select_outputs(self.fn, [k]) for k in range(len(self.fn.outvars))]
+            self._call_fns = [ir.select_outputs(self.source, [k]) for k in range(len(self.source.outvars))]
         return self._call_fns

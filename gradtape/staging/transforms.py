@@ -27,7 +27,7 @@ class Forward:
         pass
 
     def build(self, traced, sig, args, fname) -> Program:
-        return Program(optimize(traced.fn), traced.out_skeleton, traced.captured)
+        return Program(optimize(traced.fn), traced.out_skeleton, traced.captured, source=traced.fn)
 
 
 class Differentiate:
@@ -86,7 +86,9 @@ class Differentiate:
         combined = ir.dce(ir.Function(joint.invars, list(fn.eqns) + backward, outs))
         seed = ir.Literal(1, main.type.dtype)
         joint_fn = substitute_inputs(combined, {len(fn.invars): seed})
-        return Program(optimize(joint_fn), self._skeleton(args, sig, aux_skeleton), traced.captured)
+        return Program(
+            optimize(joint_fn), self._skeleton(args, sig, aux_skeleton), traced.captured, source=joint_fn
+        )
 
     def _split_output(self, fn, skeleton):
         if self.has_aux:

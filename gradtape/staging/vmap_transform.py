@@ -75,7 +75,7 @@ class Vmap:
         out_axes = self._out_leaf_axes(traced.out_skeleton, fname)
         in_axes = axes + [None] * len(traced.captured)
         batched = batch_function(traced.fn, in_axes, size, out_axes)
-        return Program(optimize(batched), traced.out_skeleton, traced.captured)
+        return Program(optimize(batched), traced.out_skeleton, traced.captured, source=batched)
 
     def _out_leaf_axes(self, skeleton, fname):
         n = 1 if skeleton is None else len(tree.flatten(skeleton))

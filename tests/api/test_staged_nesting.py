@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape.ir.optimize import optimize
 
 from ._numeric import numeric_derivative
 
@@ -130,4 +131,24 @@ def test_nested_grads_of_tanh_vs_finite_differences(order):
 def test_make_ir_of_a_staged_call_inlines_it():
     g = gt.grad(lambda x: gt.sum(gt.sin(x)))
     fn = gt.make_ir(lambda x: g(x) * 2.0, np.ones(3))
-    assert str(fn) == "{ a:f64[3] . b:f64[3] = cos a ; c:f64[3] = mul b 2.0 -> c }"
+    # The staged call's traced program is inlined (derivatives are taken of what was traced,
+    # not of its optimized form); optimizing the enclosing Function then folds the 1.0 seed.
+    assert "call" not in str(fn)
+    assert str(optimize(fn)) == "{ a:f64[3] . b:f64[3] = cos a ; c:f64[3] = mul b 2.0 -> c }"
+
+
+def test_an_enclosing_grad_differentiates_the_traced_program_not_its_optimized_form():
+    # Fuzz seed 7029: (x * x) ** 0 is 1 after optimization, whose derivative is structurally
+    # zero; the traced program's derivative is 0 * (2 * x), NaN at x = inf, as every other
+    # path (and JAX) gives. A staged call inside grad, and on a tape, must agree with grad.
+    inner = gt.differentiable(lambda x: (x * gt.stop_gradient(x)) ** 0)
+    outer = lambda x: gt.sum(inner(x) + x)  # noqa: E731
+    x = np.array([np.inf, 2.0])
+    want = gt.grad(lambda x: gt.sum((x * gt.stop_gradient(x)) ** 0 + x))(x)
+    assert np.isnan(want[0]) and want[1] == 1.0  # 0 * inf, and 0 * 2 + 1
+    np.testing.assert_array_equal(gt.grad(outer)(x), want)
+    c = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(c)
+        y = outer(c)
+    np.testing.assert_array_equal(tape.gradient(y, c).numpy(), want)

@@ -2,6 +2,7 @@
 check against a reference independent of gradtape (NumPy, or the derivative's
 definition). Replay any of them: python bench/fuzz_differential.py --replay SEED."""
 import numpy as np
+import pytest
 
 import gradtape as gt
 
@@ -40,3 +41,37 @@ def test_seed_2342_a_matrix_product_keeps_nan_times_zero_like_numpy_matmul():
     np.testing.assert_array_equal((gt.constant(a) @ gt.constant(b)).numpy(), want)
     np.testing.assert_array_equal(gt.differentiable(lambda a, b: a @ b)(a, b), want)
     np.testing.assert_array_equal(gt.dot(gt.constant(a), gt.constant(b)).numpy(), want)
+
+
+@pytest.mark.parametrize("seed", [1970, 2077, 3461, 3992, 4357, 4409, 4477, 5578, 8444, 8903])
+def test_seeds_where_a_reduction_factored_x_times_a_plus_x_times_b(seed):
+    # Fast-math `nsz` with `reassoc` on a sum's adds let LLVM rewrite x*a + x*b as
+    # x*(a+b): at x = inf with a = -1, b = 1.5 that is inf, where NumPy's sum gives NaN.
+    _agrees_on_every_path(seed)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_weighted_sum_of_a_broadcast_inf_is_nan_as_in_numpy(dtype):
+    w = np.array([-1.0, 1.5, 2.0, -0.25, 0.5], dtype=dtype)
+    for x in (np.inf, -np.inf):
+        x = np.array(x, dtype=dtype)
+        with np.errstate(invalid="ignore"):  # inf - inf: the NaN is the point
+            want = np.sum(np.broadcast_to(x, w.shape) * w)
+        assert np.isnan(want)
+        f = gt.differentiable(lambda x: gt.sum(gt.broadcast_to(x, w.shape) * w))
+        np.testing.assert_array_equal(f(x), want)
+        np.testing.assert_array_equal(gt.value_and_grad(lambda x: gt.sum(gt.broadcast_to(x, w.shape) * w) * x)(x)[0], want)
+
+
+def test_seed_3504_the_reference_einsum_multiplies_a_broadcast_operand_term_by_term():
+    # NumPy's einsum on a zero-stride operand factors x*a + x*b into x*(a+b): inf, not the
+    # NaN of inf*0.69 + inf*-0.55. The fuzzer's NumPy reference copies operands first.
+    from . import numpy_reference
+
+    a = np.array([[0.69, -0.55]])
+    b = np.broadcast_to(np.array([[np.inf]]), (2, 1))
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(numpy_reference.namespace.einsum("ij,jk->ik", a, b)).all()
+        assert np.isnan(a @ b).all()
+    np.testing.assert_array_equal(gt.einsum("ij,jk->ik", gt.constant(a), gt.constant(b)).numpy(), np.nan)
+    _agrees_on_every_path(3504)
