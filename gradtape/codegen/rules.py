@@ -48,6 +48,7 @@ from . import layout
 from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
 from .control import lower_checkpoint, lower_cond, lower_scan, lower_while
+from .control_stack import lower_while_vjp
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
 from .math_pow import pow_shortcut
 from .nodes import Map, View
@@ -187,5 +188,6 @@ RULES: dict[Op, Rule] = {
     ops.cond_p: Rule(lower_cond, "control"),
     ops.scan_p: Rule(lower_scan, "control"),
     ops.while_p: Rule(lower_while, "control"),
+    ops.while_vjp_p: Rule(lower_while_vjp, "control"),
     ops.checkpoint_p: Rule(lower_checkpoint, "control"),
 }

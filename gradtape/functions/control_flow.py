@@ -236,7 +236,7 @@ def fori_loop(lower, upper, body_fun, init_val):
 
     Like JAX's lax.fori_loop: with concrete bounds, traced, it is a `scan`
     over the step numbers; with traced bounds a `while_loop` on a step
-    counter (reverse mode then recomputes, see while_loop). Either is one
+    counter (reverse mode then uses a run-time stack, see while_loop). Either is one
     native loop, differentiable in both modes.
 
     Args:
@@ -383,10 +383,10 @@ def while_loop(cond_fun, body_fun, init_val):
 
     Like JAX's lax.while_loop, traced once and compiled as one native loop
     whose trip count depends on the data. Unlike JAX's, it differentiates
-    in reverse mode too, exactly (the carries entering each step are
-    recomputed from the initial ones: no memory grows with the trip count,
-    the backward pass costs O(n^2) body evaluations for n steps); forward
-    mode carries the tangents along. Under vmap, lanes whose condition
+    in reverse mode too, exactly: the forward loop pushes the carries
+    entering each step on a stack that grows at run time and the backward
+    loop pops them (n steps cost n body evaluations, n body VJPs and the
+    memory of n carries); forward mode carries the tangents along. Under vmap, lanes whose condition
     turns false keep their value while the others go on.
 
     Args:

@@ -111,7 +111,7 @@ def _while_growth_numpy(x, a):
 
 SPECS += [
     OpSpec("while_loop", _while_growth, args(positive(3, lo=0.3, hi=0.6), positive(3, lo=0.4, hi=0.6)),
-           ops=("while",), order=2, numpy_fn=_while_growth_numpy),
+           ops=("while", "while_vjp"), order=2, numpy_fn=_while_growth_numpy),
 ]
 
 

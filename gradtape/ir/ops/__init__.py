@@ -13,3 +13,4 @@ from .custom import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .loops import *  # noqa: F401,F403
 from .while_loop import *  # noqa: F401,F403
+from .while_vjp import *  # noqa: F401,F403

@@ -36,8 +36,8 @@ from ..core import Function
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
-from ..result_groups import all_results, group_vjp_rules
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ..result_groups import all_results, group_vjp_rules
 from ..tangent import jvp
 from ..types import TensorType
 from .layout import broadcast_batched

@@ -11,13 +11,10 @@ carry, run as one loop as for `scan`). C and B take the same inputs.
 - Batching: lanes stop at different steps, so the batched loop runs while
   any lane's condition holds, and a lane whose condition is false keeps
   its carries (a select per lane): each lane ends with its own result.
-- VJP: exact, by recomputation: a first loop counts the steps n; a
-  backward loop then runs k = n-1, ..., 0, recomputes the carries entering
-  step k from the initial ones (an inner loop of k steps) and applies the
-  body's VJP there, carrying the carries' cotangents and accumulating the
-  constants'. It stores nothing that grows with n (memory O(1), time
-  O(n^2) body evaluations), and, being while loops again, it differentiates
-  to any order.
+- VJP: exact, by a `while_vjp` equation (while_vjp.py, which registers
+  the rule): the loop runs forward pushing the carries entering each step
+  on a stack that grows at run time, then pops them applying the body's
+  VJP; n steps cost n body evaluations and n body VJPs.
 """
 from __future__ import annotations
 
@@ -25,18 +22,18 @@ import functools
 
 import numpy as np
 
-from ..adjoint import vjp, zeros
+from ..adjoint import zeros
 from ..batching import vmap
 from ..builder import Builder, Sym, bind
 from ..core import Function, Var
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules
 from ..result_groups import all_results
-from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..tangent import jvp
 from ..types import TensorType
-from .elementwise import cast, ge, gt, logical_and, lt, where
+from .elementwise import cast, gt, where
 from .layout import broadcast_batched, broadcast_to, reduce_sum, reshape
 
 __all__ = ["while_p", "while_loop"]
@@ -115,83 +112,6 @@ def _jvp(ts, out_sym, *operands, cond, body, n_carry, out):
 
 
 @functools.lru_cache(maxsize=1024)
-def _counting(cond, body, n_carry: int):
-    """The loop with a step counter appended to its carries (as its last carry)."""
-    b = Builder()
-    ins = [b.input(t) for t in body.in_types]
-    count = b.input(TensorType((), COUNT))
-    carries, consts = ins[:n_carry], ins[n_carry:]
-    new = [Sym(a, b) for a in inline(body, b, [s.atom for s in ins])]
-    new_body = b.build(carries + [count] + consts, new + [count + 1])
-    c = Builder()
-    c_ins = [c.input(t) for t in new_body.in_types]
-    (pred,) = inline(cond, c, [s.atom for s in c_ins[:n_carry] + c_ins[n_carry + 1:]])
-    return c.build(c_ins, [pred]), new_body
-
-
-@functools.lru_cache(maxsize=1024)
-def _bounded(body, n_carry: int):
-    """(carries, k, consts): the loop `while counter < k: carries = body(...)` as cond and body."""
-    c = Builder()
-    ins = [c.input(t) for t in body.in_types[:n_carry]]
-    counter, k = c.input(TensorType((), COUNT)), c.input(TensorType((), COUNT))
-    consts = [c.input(t) for t in body.in_types[n_carry:]]
-    cond = c.build(ins + [counter, k] + consts, [lt(counter, k)])
-    b = Builder()
-    ins = [b.input(t) for t in body.in_types[:n_carry]]
-    counter, k = b.input(TensorType((), COUNT)), b.input(TensorType((), COUNT))
-    consts = [b.input(t) for t in body.in_types[n_carry:]]
-    new = [Sym(a, b) for a in inline(body, b, [s.atom for s in ins + consts])]
-    return cond, b.build(ins + [counter, k] + consts, new + [counter + 1, k])
-
-
-@functools.lru_cache(maxsize=1024)
-def _backward(cond, body, n_carry: int):
-    """The backward loop: carries (k, ct of float carries, acc of float consts), constants
-    (initial carries, consts); runs while k >= 0."""
-    ins, n_in = body.in_types, len(body.invars)
-    fc = _floats(ins, range(n_carry))
-    fk = _floats(ins, range(n_carry, n_in))
-    wrt = fc + fk
-    joint, _ = vjp(body, wrt)
-    b_cond, b_body = _bounded(body, n_carry)
-    b = Builder()
-    k = b.input(TensorType((), COUNT))
-    ct = [b.input(ins[i]) for i in fc]
-    acc = [b.input(ins[i]) for i in fk]
-    init = [b.input(t) for t in ins[:n_carry]]
-    consts = [b.input(t) for t in ins[n_carry:]]
-    zero = b.literal(0, COUNT)
-    operands = init + [zero, k] + consts
-    entering = [while_loop(b_cond, b_body, n_carry + 2, j, *operands) for j in range(n_carry)]
-    ct_out = [ct[fc.index(j)] if j in fc else zeros(b, ins[j]) for j in range(n_carry)]
-    results = inline(joint, b, [s.atom for s in entering + consts + ct_out])
-    g = dict(zip(wrt, (Sym(a, b) for a in results[n_carry:])))
-    new_body = b.build([k] + ct + acc + init + consts,
-                       [k - 1] + [g[i] for i in fc] + [a + g[i] for a, i in zip(acc, fk)])
-    c = Builder()
-    c_ins = [c.input(t) for t in new_body.in_types]
-    new_cond = c.build(c_ins, [ge(c_ins[0], 0)])
-    return new_cond, new_body, fc, fk
-
-
-def _vjp(ct, out_sym, *operands, cond, body, n_carry, out):
-    b = out_sym.builder
-    carries, consts = operands[:n_carry], operands[n_carry:]
-    c_cond, c_body = _counting(cond, body, n_carry)
-    n = while_loop(c_cond, c_body, n_carry + 1, n_carry, *carries, b.literal(0, COUNT), *consts)
-    new_cond, new_body, fc, fk = _backward(cond, body, n_carry)
-    ct_c = [ct if k == out else zeros(b, carries[k].type) for k in fc]
-    acc = [zeros(b, operands[i].type) for i in fk]
-    loop = (n - 1, *ct_c, *acc, *carries, *consts)
-    n_bc = 1 + len(fc) + len(fk)
-    cts = [None] * len(operands)
-    for j, i in enumerate(fc + fk):
-        cts[i] = while_loop(new_cond, new_body, n_bc, 1 + j, *loop)
-    return tuple(cts)
-
-
-@functools.lru_cache(maxsize=1024)
 def _batched_loop(cond, body, n_carry: int, const_batched: tuple, axis_size: int):
     in_axes = [0] * n_carry + [0 if bd else None for bd in const_batched]
     lanes_cond = vmap(cond, in_axes, axis_size, 0)
@@ -221,7 +141,6 @@ def _batch(axis_size, ins, batched, *, cond, body, n_carry, out):
 shape_rules[while_p] = _shape
 impls[while_p] = _impl
 all_results[while_p] = _all_results
-vjp_rules[while_p] = _vjp
 jvp_rules[while_p] = _jvp
 batching_rules[while_p] = _batch
 
