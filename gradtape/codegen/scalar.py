@@ -20,6 +20,7 @@ from ..ir import ops
 from ..ir.op import Op
 from .dtypes import I64, constant, is_bool, is_float, is_signed, value_type
 from .math_ir import emit_intrinsic
+from .scalar_division import DIVISION
 
 
 def _per_kind(float_fn, int_fn, bool_fn=None):
@@ -182,6 +183,7 @@ SCALAR: dict[Op, Callable] = {
     ops.div_p: _binary(lambda b, x, y: b.fdiv(x, y), None),
     **_COMPARE,
     ops.where_p: make_where,
+    **DIVISION,
 }
 """The scalar code of every elementwise op but the math functions, keyed by op."""
 

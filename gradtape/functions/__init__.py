@@ -14,9 +14,10 @@ from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
 from . import arrays, control_flow, creation, elementwise, linalg, nn, reductions, shape
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
 from . import predicates, scans, statistics  # issue 15 points 2 and 6: reductions, predicates
-from . import elementwise_more  # issue 15 point 1: NumPy's other elementwise functions
+from . import elementwise_more, elementwise_division  # issue 15 point 1: NumPy's other elementwise functions
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_more import *  # noqa: F401,F403
+from .elementwise_division import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .rearrange import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
@@ -45,5 +46,5 @@ def _public_functions(module: _types.ModuleType) -> list:
 
 __all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow,
                                rearrange, joining, sorting, grids,
-                               scans, statistics, predicates, elementwise_more)
+                               scans, statistics, predicates, elementwise_more, elementwise_division)
            for name in _public_functions(module)]

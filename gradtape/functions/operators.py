@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..tracer.tensor import Tensor
 from ..tracer.weak import WeakScalar
 from . import elementwise as ew
+from . import elementwise_division as division
 
 
 def _swap(fn):
@@ -34,6 +35,12 @@ Tensor.__rmul__ = _swap(ew.multiply)
 Tensor.__truediv__ = ew.divide
 Tensor.__rtruediv__ = _swap(ew.divide)
 Tensor.__pow__ = ew.power
+Tensor.__mod__ = division.remainder
+Tensor.__rmod__ = _swap(division.remainder)
+Tensor.__floordiv__ = division.floor_divide
+Tensor.__rfloordiv__ = _swap(division.floor_divide)
+Tensor.__divmod__ = division.divmod
+Tensor.__rdivmod__ = _swap(division.divmod)
 Tensor.__rpow__ = _swap(ew.power)
 Tensor.__eq__ = ew.equal
 Tensor.__ne__ = ew.not_equal

@@ -4,6 +4,7 @@ Importing this package declares every op. The functions exported here emit
 equations on Syms; derivative rules and passes are written with them.
 """
 from .elementwise import *  # noqa: F401,F403
+from .elementwise_division import *  # noqa: F401,F403
 from .layout import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
