@@ -12,13 +12,22 @@ dogleg and trust-exact, which need the whole Hessian, get
 `gradtape.hessian`.
 
 SciPy is an optional dependency: importing this module does not need it;
-calling `minimize` does.
+calling `minimize` does. `gradtape.scipy.special` (gradtape/scipy_special.py)
+has scipy.special's functions on tensors.
 """
 from __future__ import annotations
 
 import numpy as np
 
+import sys
+
+from . import scipy_special as special
 from .staging import differentiable, hessian, hvp, value_and_grad
+
+# `import gradtape.scipy.special` and `from gradtape.scipy import special` find the
+# module here: gradtape/scipy.py stays a module (a gradtape/scipy/ package would be
+# mistaken for SciPy by the layering check, which names third-party packages by their top name).
+sys.modules[__name__ + ".special"] = special
 
 # Methods by what they take from us (lower-case, as SciPy compares them).
 _NO_GRADIENT = {"nelder-mead", "powell", "cobyla", "cobyqa"}

@@ -21,6 +21,7 @@ from ..ir.op import Op
 from .dtypes import I64, constant, is_bool, is_float, is_signed, value_type
 from .math_ir import emit_intrinsic
 from .scalar_division import DIVISION
+from .scalar_special import SPECIAL
 
 
 def _per_kind(float_fn, int_fn, bool_fn=None):
@@ -184,6 +185,7 @@ SCALAR: dict[Op, Callable] = {
     **_COMPARE,
     ops.where_p: make_where,
     **DIVISION,
+    **SPECIAL,
 }
 """The scalar code of every elementwise op but the math functions, keyed by op."""
 

@@ -44,7 +44,7 @@ def all_specs() -> list:
     from . import (specs_contract, specs_control, specs_custom, specs_elementwise, specs_indexing,
                    specs_reduce, specs_shape)
     from . import specs_statistics
-    from . import specs_division
+    from . import specs_division, specs_special
 
     return (
         specs_elementwise.SPECS
@@ -56,4 +56,5 @@ def all_specs() -> list:
         + specs_shape.SPECS
         + specs_statistics.SPECS
         + specs_division.SPECS
+        + specs_special.SPECS
     )

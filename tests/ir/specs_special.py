@@ -1,0 +1,40 @@
+"""Op specs of the special-function ops (gammaln, polygamma) and the
+gradtape.scipy.special compositions, against scipy.special."""
+import numpy as np
+from scipy import special as scipy_special
+
+from gradtape.scipy import special
+
+from .op_specs import OpSpec, args
+
+
+def _uniform(lo, hi, *shape):
+    return lambda rng: rng.uniform(lo, hi, shape)
+
+
+SPECS = [
+    OpSpec("gammaln", special.gammaln, args(_uniform(0.3, 8.0, 2, 3)), ops=("gammaln", "polygamma"),
+           numpy_fn=scipy_special.gammaln),
+    OpSpec("gammaln_negative", special.gammaln, args(_uniform(-2.9, -2.1, 4)), ops=("gammaln",),
+           numpy_fn=scipy_special.gammaln),
+    OpSpec("digamma", special.digamma, args(_uniform(0.3, 12.0, 2, 3)), ops=("polygamma",),
+           numpy_fn=scipy_special.digamma),
+    OpSpec("digamma_reflected", special.digamma, args(_uniform(-1.8, -1.2, 4)), ops=("polygamma",),
+           numpy_fn=scipy_special.digamma),
+    OpSpec("trigamma", lambda x: special.polygamma(1, x), args(_uniform(0.5, 6.0, 3)), ops=("polygamma",),
+           numpy_fn=lambda x: scipy_special.polygamma(1, x)),
+    OpSpec("logit_expit", lambda x: special.logit(special.expit(x * 0.5) * 0.5 + 0.25), args(_uniform(-3, 3, 3)),
+           ops=("sigmoid", "log1p"),
+           numpy_fn=lambda x: scipy_special.logit(scipy_special.expit(x * 0.5) * 0.5 + 0.25)),
+    OpSpec("xlogy_xlog1py", lambda x, y: special.xlogy(x, y) + special.xlog1py(y, x),
+           args(_uniform(0.5, 2.0, 3), _uniform(0.5, 2.0, 3)), ops=("log", "log1p", "where"),
+           numpy_fn=lambda x, y: scipy_special.xlogy(x, y) + scipy_special.xlog1py(y, x)),
+    OpSpec("special_logsumexp_b", lambda x, b: special.logsumexp(x, axis=1, b=b),
+           args(_uniform(-2, 2, 2, 3), _uniform(0.5, 1.5, 3)), ops=("exp", "log"),
+           numpy_fn=lambda x, b: scipy_special.logsumexp(x, axis=1, b=b)),
+    OpSpec("special_softmax_all", lambda x: special.softmax(x) * special.log_softmax(x, axis=0),
+           args(_uniform(-2, 2, 2, 3)), ops=("exp",),
+           numpy_fn=lambda x: scipy_special.softmax(x) * scipy_special.log_softmax(x, axis=0)),
+    OpSpec("betaln", special.betaln, args(_uniform(0.5, 4, 3), _uniform(0.5, 4, 3)), ops=("gammaln",),
+           numpy_fn=scipy_special.betaln),
+]
