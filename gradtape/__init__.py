@@ -41,6 +41,7 @@ from .staging import (  # noqa: F401
 from .staging.sparse import COOTriple, sparse_hessian, sparse_jacobian  # noqa: F401
 from .tracer import (  # noqa: F401
     ConcretizationError,
+    ForwardAccumulator,
     GradientTape,
     Tensor,
     TracerError,
@@ -70,7 +71,7 @@ from ._version import __version__  # noqa: E402,F401
 # subpackages not listed (tracer, staging, codegen, aot, ...) are importable but internal.
 __all__ = [
     # tensors, variables and tapes
-    "Tensor", "Variable", "GradientTape", "UnconnectedGradients", "constant", "stop_gradient",
+    "Tensor", "Variable", "GradientTape", "ForwardAccumulator", "UnconnectedGradients", "constant", "stop_gradient",
     "custom_gradient", "custom_vjp", "custom_jvp",
     # staged (traced, compiled) functions and transforms
     "StagedFunction", "differentiable", "grad", "value_and_grad", "jvp", "vjp", "linearize",

@@ -2,6 +2,7 @@
 from . import numpy_dispatch  # noqa: F401  (installs the NumPy protocols on Tensor)
 from .dispatch import bind
 from .errors import ConcretizationError, TracerError, UnexpectedTracerError, UnsupportedNumPyFunction
+from .forward_accumulator import ForwardAccumulator
 from .gradient_tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor
 from .variable import Variable

@@ -76,40 +76,34 @@ class Question:
                     tuple(("tapped", *positions) if tapped else positions for tapped, positions in self.sources))
 
 
-class BackwardParts:
-    """The backward function of a (targets, sources) question and how to call it.
-
-    `fn` takes `leaves`, then one seed per live target, then `known` (forward
-    values the tape computed; none with `recompute`, where `fn` recomputes
-    the forward values it needs from the leaves). Its outputs are one gradient per distinct
-    source Var; `plan[k]` lists the outputs to add up for source k (a variable
-    read several times has one Var per read), empty when unconnected.
+class RecordedProgram:
+    """A recording as a program for a (targets, sources) question: `leaves`, `eqns`, the
+    Vars to differentiate (`wrt`, each once) and each source's Vars (`source_vars`).
 
     A source may be a watched tensor or Variable (a leaf of the recording, one
     leaf per read of a variable) or, as in TF, a tensor computed on the tape.
     For the latter the recorded equation defining it, `y = op(...)`, becomes
-    `y0 = op(...) ; y = add y0 e` with a new zero input `e`: the gradient with
-    respect to `e` is the cotangent arriving at `y`, while the cotangent still
-    flows on through `op` to the other sources. `taps` maps each `e` to None
-    and each `y0` to its recorded `y`: Vars that are not the recording's.
+    `y0 = op(...) ; y = add y0 e` with a new zero input `e` (appended to the
+    leaves): the derivative with respect to `e` is the one with respect to
+    `y`, while the derivatives still flow through `op` to the other sources.
+    `taps` maps each `e` to None and each `y0` to its recorded `y`: Vars that
+    are not the recording's.
     """
 
-    def __init__(self, rec: Recording, question: Question, batch: int | None = None, recompute: bool = False,
-                 unit_seeds: bool = False):
+    def __init__(self, rec: Recording, question: Question):
         vars_ = rec.vars
         leaves = [vars_[p] for p in rec.leaves]
-        self.targets = [None if p is None else vars_[p] for p in question.targets]
         zero_of = {}  # Var of an intermediate source -> its zero input
-        source_vars = []  # each source's Vars (a variable may have several reads)
+        self.source_vars = []  # each source's Vars (a variable may have several reads)
         for tapped, positions in question.sources:
             vs = [vars_[p] for p in positions]
             if tapped:
                 v = vs[0]
                 if v not in zero_of:
                     zero_of[v] = ir.Var(v.type)
-                source_vars.append([zero_of[v]])
+                self.source_vars.append([zero_of[v]])
             else:
-                source_vars.append(list(vs))
+                self.source_vars.append(list(vs))
         self.taps = {}
         eqns = rec.eqns
         if zero_of:
@@ -126,11 +120,39 @@ class BackwardParts:
             for v in zero_of.values():
                 leaves.append(v)
                 self.taps[v] = None
-        wrt = []
-        for vs in source_vars:
+        self.leaves, self.eqns = leaves, eqns
+        self.wrt = []
+        for vs in self.source_vars:
             for v in vs:
-                if v not in wrt:
-                    wrt.append(v)
+                if v not in self.wrt:
+                    self.wrt.append(v)
+
+    def plan(self, connected) -> list:
+        """Per source, the positions in `wrt` of its Vars that are `connected` (a flag per
+        `wrt` Var): the derivatives to add up for it, none when it is unconnected."""
+        by_var = dict(zip(self.wrt, range(len(self.wrt))))
+        return [[by_var[v] for v in vs if connected[by_var[v]]] for vs in self.source_vars]
+
+
+class BackwardParts:
+    """The backward function of a (targets, sources) question and how to call it.
+
+    `fn` takes `leaves`, then one seed per live target, then `known` (forward
+    values the tape computed; none with `recompute`, where `fn` recomputes
+    the forward values it needs from the leaves). Its outputs are one gradient per distinct
+    source Var; `plan[k]` lists the outputs to add up for source k (a variable
+    read several times has one Var per read), empty when unconnected.
+
+    Sources computed on the tape get `taps` (see RecordedProgram).
+    """
+
+    def __init__(self, rec: Recording, question: Question, batch: int | None = None, recompute: bool = False,
+                 unit_seeds: bool = False):
+        vars_ = rec.vars
+        self.targets = [None if p is None else vars_[p] for p in question.targets]
+        program = RecordedProgram(rec, question)
+        leaves, eqns, self.taps, source_vars, wrt = (
+            program.leaves, program.eqns, program.taps, program.source_vars, program.wrt)
         live_targets = [v for v in self.targets if v is not None]
         fn = ir.Function(leaves, eqns, live_targets)
         joint, connected = ir.vjp(fn, [leaves.index(v) for v in wrt])
@@ -156,8 +178,7 @@ class BackwardParts:
                 first + k: ir.Literal(np.ones(t.shape, t.dtype)) for k, t in enumerate(self.target_types)})
         elif batch is not None:
             self._batch(batch, n_out)
-        by_var = dict(zip(wrt, range(len(wrt))))
-        self.plan = [[by_var[v] for v in vs if connected[by_var[v]]] for vs in source_vars]
+        self.plan = program.plan(connected)
         self.connected = [bool(p) for p in self.plan]
         self.live = [i for i, v in enumerate(self.targets) if v is not None]
 

@@ -80,6 +80,7 @@ class BackwardPlan:
         # Output k is the gradient of source k (each connected, read once): no sums to make.
         self._outputs_in_order = self.plan == [[k] for k in range(len(self.plan))]
         self._compiled = None
+        self._replayed = None  # the optimized fn that `replay` evaluates, made on first use
         self._entry = None  # the compiled function's raw entry point (see CompiledFunction.entry)
         self.log_label = None  # set by backward_cache when the compile log is on (plan_log.py)
         self._served = None  # with no hook, or nothing to compute (no connected source): interpreted
@@ -110,6 +111,19 @@ class BackwardPlan:
             outs = self.keep_values(rec, outs)
         if self._outputs_in_order:
             return list(map(Tensor, outs))
+        return gather_gradients(outs, self.plan)
+
+    def replay(self, rec, seeds) -> list:
+        """Outputs per source (Tensor, or None), as `bind(rec).run(seeds)` gives them, computed
+        through gradtape ops on the recorded Tensors and the `seeds` (Tensors), so that the
+        tapes recording now record them: for a plan of leaves and seeds alone (a JVP's)."""
+        if self._known_or_constants:
+            raise ValueError("BackwardPlan.replay: only a plan that takes the leaves and the seeds replays")
+        if self._replayed is None:
+            self._replayed = optimize(self.fn)
+        args = [_recorded_tensor(rec, p) for p in self._leaf_positions] + list(seeds)
+        outs = ir.eval_function(self._replayed, args, bind=bind)
+        outs = outs[:len(outs) - len(self.value_positions)]
         return gather_gradients(outs, self.plan)
 
     def keep_values(self, rec, outs) -> list:
@@ -147,6 +161,14 @@ class BackwardPlan:
             # A CompiledFunction's entry skips its Python frame; a stand-in without one is called.
             self._entry = getattr(compiled, "entry", None)
         return compiled(*args)  # converts what the entry point declined, or says what is wrong
+
+
+def _recorded_tensor(rec, p) -> Tensor:
+    """The Tensor at position `p` of recording `rec` as the op saw it: a variable read before
+    an assign gives the value it read (a constant then, for the tapes recording a replay)."""
+    snap = rec.snapshots.get(p)
+    t = rec.tensor(p)
+    return Tensor(snap) if snap is not None and snap is not t._value else t
 
 
 def _items_getter(positions):

@@ -17,6 +17,7 @@ import numpy as np
 from .. import ir
 from . import tape_stack, tree
 from .backward import backward_for, cached_plan
+from .backward_jacobian import jacobian_for
 from .dispatch import bind
 from .recording import Recording, in_creation_order
 from .recording import record as _record
@@ -99,9 +100,12 @@ class GradientTape:
 
     @staticmethod
     def current() -> "GradientTape | None":
-        """The innermost tape recording in this thread, or None."""
-        tapes = tape_stack.active()
-        return tapes[-1] if tapes else None
+        """The innermost tape recording in this thread, or None (ForwardAccumulators, on the
+        same stack, are not tapes)."""
+        for tape in reversed(tape_stack.active()):
+            if isinstance(tape, GradientTape):
+                return tape
+        return None
 
     @property
     def is_recording(self) -> bool:
@@ -466,7 +470,10 @@ class GradientTape:
         if isinstance(target, Variable):  # the variable itself (see `gradient`)
             return tree.unflatten(sources, [_identity_jacobian(target, s, unconnected) for s in flat_sources])
         n = target.size
-        if experimental_use_pfor and n:
+        backward = jacobian_for(rec, target, flat_sources) if experimental_use_pfor and n else None
+        if backward is not None:  # one cached plan, as a staged Jacobian (backward_jacobian.py)
+            stacked = backward.run(None)
+        elif experimental_use_pfor and n:
             # One vectorized backward over the identity: every row in one run.
             backward = backward_for(rec, [target], flat_sources, batch=n)
             seeds = np.eye(n, dtype=target.dtype).reshape((n,) + target.shape)

@@ -3,7 +3,8 @@ Python (Recording.record, what an install without a C compiler uses), so the two
 behaviour. test_crecord.py chooses its implementation per test itself."""
 import pytest
 
-from gradtape.tracer import dispatch, gradient_tape
+import gradtape as gt
+from gradtape.tracer import backward_cache, backward_plan, dispatch, gradient_tape
 from gradtape.tracer.recording import Recording
 
 _CHOOSES_ITS_OWN = {"test_crecord"}
@@ -22,3 +23,13 @@ def recording(request, monkeypatch):
 def pytest_generate_tests(metafunc):
     if metafunc.module.__name__.rsplit(".", 1)[-1] not in _CHOOSES_ITS_OWN:
         metafunc.parametrize("recording", ["c", "python"], indirect=True)
+
+
+@pytest.fixture
+def compile_at_once(monkeypatch):
+    """Backward plans compiled at their first run, synchronously, from an empty plan cache."""
+    monkeypatch.setattr(backward_plan, "compile_after_runs", 1)
+    monkeypatch.setattr(gt.runtime.config, "async_compile", False)
+    backward_cache.clear_cache()
+    yield
+    backward_cache.clear_cache()

@@ -8,7 +8,7 @@ import pytest
 
 import gradtape as gt
 from gradtape import ir
-from gradtape.tracer import backward_cache, backward_plan, deferred
+from gradtape.tracer import backward_cache, deferred
 from gradtape.tracer.deferred import PendingTensor, is_pending
 
 RNG = np.random.default_rng(7)
@@ -24,15 +24,6 @@ def logreg_loss(w, X, y):
 def logreg_grad_numpy(w, X, y):
     p = 1.0 / (1.0 + np.exp(-(X @ w)))
     return X.T @ (p - y) / len(y)
-
-
-@pytest.fixture
-def compile_at_once(monkeypatch):
-    monkeypatch.setattr(backward_plan, "compile_after_runs", 1)
-    monkeypatch.setattr(gt.runtime.config, "async_compile", False)
-    backward_cache.clear_cache()
-    yield
-    backward_cache.clear_cache()
 
 
 def test_recorded_ops_are_pending_until_read_and_then_match_numpy():
