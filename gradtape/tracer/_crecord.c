@@ -45,14 +45,28 @@ static PyObject *s_shape, *s_dtype, *s_kind;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
+/* The class's own namespace is read through cls.__dict__, never cls->tp_dict: from Python 3.12
+ * on, a static builtin type (object, int, ...) has tp_dict NULL (its dict lives in the
+ * interpreter state), and a setup naming such a class crashed in PyDict_GetItemString
+ * (tests/tracer/test_crecord_builtin_class.py). */
 static int slot_offset(PyTypeObject *cls, const char *name, Py_ssize_t *out)
 {
-    PyObject *d = PyDict_GetItemString(cls->tp_dict, name);  /* borrowed */
-    if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+    PyObject *ns = PyObject_GetAttrString((PyObject *)cls, "__dict__");  /* a mappingproxy */
+    if (ns == NULL)
+        return -1;
+    PyObject *d = PyMapping_GetItemString(ns, name);
+    Py_DECREF(ns);
+    if (d == NULL && !PyErr_ExceptionMatches(PyExc_KeyError))
+        return -1;
+    PyErr_Clear();
+    int member = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type);
+    /* the descriptor stays alive after the DECREF: the class's namespace holds it */
+    PyMemberDef *m = member ? ((PyMemberDescrObject *)d)->d_member : NULL;
+    Py_XDECREF(d);
+    if (!member) {
         PyErr_Format(PyExc_TypeError, "_crecord.setup: %s.%s is not a __slots__ member", cls->tp_name, name);
         return -1;
     }
-    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
     if (m->type != T_OBJECT_EX) {
         PyErr_Format(PyExc_TypeError, "_crecord.setup: %s.%s is not an object slot", cls->tp_name, name);
         return -1;

@@ -429,3 +429,46 @@ def test_bind_errors_match():
             bind(elementwise.add_p, np.ones(3), gt.constant(np.ones(4)))
         messages.add(str(err.value))
     assert len(messages) == 1 and "add" in messages.pop()
+
+
+# --- setup naming a builtin class, on every CPython ---------------------------------------------
+# Up to 3.11 `object.__dict__` is also object's tp_dict; from 3.12 a static builtin type's
+# tp_dict is NULL, and setup, which read cls->tp_dict, crashed on Python 3.13 in
+# test_a_failed_setup_keeps_the_previous_one (setup given Recording=object). The scenario runs
+# in a child process (a crash fails this test instead of ending the run) under -X dev (the
+# debug allocator fills freed memory, so a reference kept after a refused setup shows too),
+# many times, then records a gradient through the setup left in force.
+_REFUSED_SETUPS = """
+import numpy as np
+import gradtape as gt
+from gradtape.tracer import _crecord, recording
+names = recording._crecord_names()
+for _ in range(30):
+    for cls in (object, int, float, tuple, type):
+        slots = dict(names["slots"], **{"Recording.var_of": (cls, "var_of")})
+        try:
+            _crecord.setup(dict(names, Recording=cls, slots=slots))
+        except TypeError as e:
+            assert f"{cls.__name__}.var_of is not a __slots__ member" in str(e), e
+        else:
+            raise AssertionError(f"setup took a slot declared on {cls.__name__}")
+    try:
+        _crecord.setup(dict(names, Recording=object))
+    except TypeError as e:
+        assert "declared on Recording, which is not the class given for it" in str(e), e
+    else:
+        raise AssertionError("setup took object as Recording")
+assert recording.record is _crecord.record
+w = gt.Variable(np.array([1.0, -2.0, 0.5]))
+with gt.GradientTape() as tape:
+    y = gt.sum(w * w * 3.0)
+print(repr(tape.gradient(y, w).numpy().tolist()))
+"""
+
+
+def test_a_setup_naming_a_builtin_class_is_refused_and_crashes_nothing():
+    env = dict(os.environ, GRADTAPE_PURE_PYTHON="0", PYTHONMALLOC="debug")
+    out = subprocess.run([sys.executable, "-X", "dev", "-c", _REFUSED_SETUPS], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert eval(out.stdout.strip().splitlines()[-1]) == [6.0, -12.0, 3.0]  # d(3 w^2)/dw = 6 w
