@@ -14,7 +14,11 @@ Two front doors over one pipeline (tracer -> ir -> codegen -> runtime):
     >>> df(np.array([1.0, 2.0]))
     array([2.71828183, 7.3890561 ])
 """
-from . import ir  # noqa: F401
+from ._requirements import check_installed as _check_installed
+
+_check_installed()  # an older NumPy or llvmlite fails here, naming itself, not deep in a compile
+
+from . import ir  # noqa: F401,E402
 from . import runtime  # noqa: F401
 from . import testing  # noqa: F401
 from .api import constant, stop_gradient  # noqa: F401
