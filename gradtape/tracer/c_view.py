@@ -14,6 +14,7 @@ crashing the extension.
 """
 from __future__ import annotations
 
+import logging
 import os
 
 try:
@@ -22,6 +23,14 @@ except ImportError:  # built without a C compiler: the Python reference alone
     crecord = None
 
 pure_python = os.environ.get("GRADTAPE_PURE_PYTHON", "0") not in ("", "0")
+
+if crecord is None and not pure_python:
+    # pip shows a build's output only with -v, so the install's one warning goes unseen: say it
+    # here, once a process (this module is imported once), as one log line
+    logging.getLogger("gradtape").warning(
+        "gradtape: the C recording extension (gradtape/tracer/_crecord.c) is not built, probably "
+        "installed without a C compiler: tapes record in pure Python, slower. Reinstall with a C "
+        "compiler to get it, or set GRADTAPE_PURE_PYTHON=1 to choose pure Python and silence this.")
 
 # class name -> {slot: (what it must hold, as a type or None for any object; what C does with it)}.
 SLOTS = {
