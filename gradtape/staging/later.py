@@ -8,11 +8,14 @@ an enclosing trace.
 """
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 
 from ..tracer import tree
 from ..tracer.tensor import Tensor
 from ..tracer import signature
+from . import pickling
 from .staged import invoke
 
 
@@ -44,6 +47,20 @@ class _Later:
             leaves.append(x)
         sig = signature.describe(tuple(self._residuals) + tuple(leaves), (), self._fname)
         return invoke(self._program, sig, self._fname)
+
+    def __reduce__(self):
+        # What travels: the residuals (arrays) and the linear half's IR and machine code, so that
+        # a receiver runs it without tracing (pickling.unpack_program checks the code's machine).
+        if self._program.captured or any(isinstance(r, Tensor) for r in self._residuals):
+            raise pickle.PicklingError(
+                f"cannot pickle the {self._name} of {self._fname} made inside a trace: its residuals are "
+                "abstract; pickle one made by a concrete call")
+        packed = pickling.pack_program(self._program, self._fname)
+        return (_rebuild, (type(self), packed, self._residuals, self._types, self._structure, self._fname))
+
+
+def _rebuild(cls, packed, residuals, types, structure, fname):
+    return cls(pickling.unpack_program(*packed, fname), residuals, types, structure, fname)
 
 
 class Pullback(_Later):

@@ -100,13 +100,34 @@ def export_programs(staged) -> list:
     for key, program in staged.programs():
         if program.later is not None or program.captured:
             continue
-        compiled = program.compiled
-        code = None
-        if compiled is not None and compiled.native:
-            code = portable.pack(compiled, {"kind": "staged", "name": staged._fname})
-        skeleton = program.assemble([None] * len(program.fn.outvars))
-        out.append((key, skeleton, program.fn, code))
+        out.append((key,) + pack_program(program, staged._fname))
     return out
+
+
+def pack_program(program, name: str) -> tuple:
+    """(result structure, IR, packed machine code or None): what `unpack_program` rebuilds
+    `program` from in another process."""
+    compiled = program.compiled
+    code = None
+    if compiled is not None and compiled.native:
+        code = portable.pack(compiled, {"kind": "staged", "name": name})
+    skeleton = program.assemble([None] * len(program.fn.outvars))
+    return skeleton, program.fn, code
+
+
+def unpack_program(skeleton, fn, code, name: str) -> Program:
+    """The Program `pack_program` sent: with its machine code when that suits this machine,
+    else with its IR alone, compiled at the first call (never traced again)."""
+    program = Program(fn, skeleton)
+    if code is not None:
+        meta, payload = portable.unpack(code)
+        why = portable.foreign(meta)
+        if why:
+            _log.info("unpickled %s: compiling again from its IR, the machine code was built for "
+                      "another machine (%s)", name, why)
+        else:
+            program.compiled = portable.restore(meta, payload, fn, label=f"{name} (unpickled)")
+    return program
 
 
 def rebuild(cls, fun, transform, static_argnums, programs):
@@ -118,16 +139,6 @@ def rebuild(cls, fun, transform, static_argnums, programs):
 
 
 def adopt_programs(staged, programs):
-    """Give `staged` the signatures `export_programs` sent: their machine code when it suits this
-    machine, else their IR, compiled at the first call (never traced again)."""
+    """Give `staged` the signatures `export_programs` sent."""
     for parts, skeleton, fn, code in programs:
-        program = Program(fn, skeleton)
-        if code is not None:
-            meta, payload = portable.unpack(code)
-            why = portable.foreign(meta)
-            if why:
-                _log.info("unpickled %s: compiling again from its IR, the machine code was built for "
-                          "another machine (%s)", staged._fname, why)
-            else:
-                program.compiled = portable.restore(meta, payload, fn, label=f"{staged._fname} (unpickled)")
-        staged.adopt(parts, program)
+        staged.adopt(parts, unpack_program(skeleton, fn, code, staged._fname))

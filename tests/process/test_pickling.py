@@ -169,3 +169,31 @@ def test_a_lambda_says_why_it_cannot_be_pickled():
     with pytest.raises(pickle.PicklingError, match="cannot pickle a staged function of .*<lambda>: .* Define it at "
                                                    "the top level of a module"):
         pickle.dumps(gt.grad(lambda x: gt.sum(x * x)))
+
+
+@pytest.mark.parametrize("kind", ["vjp", "linearize"])
+def test_a_pullback_and_a_linear_map_travel_with_their_machine_code(worker, kind):
+    x = np.linspace(-1.0, 2.0, 5)
+    if kind == "vjp":
+        _, later = gt.vjp(fx.wavy, x)
+        arg = (np.array(1.5),)
+    else:
+        _, later = gt.linearize(fx.wavy, x)
+        arg = (np.linspace(0.5, 1.0, 5),)
+    here = fx.warm(later, *arg)
+    there, again, _, runtime_misses = worker.submit(fx.run_unpickled, pickle.dumps(later), arg).result()
+    assert _equal(there, here) and _equal(again, here), kind
+    assert runtime_misses == 0  # loaded, not compiled
+    # and the numbers are the derivative's: wavy's gradient (NumPy) times the cotangent, or dotted with the tangent
+    want = 1.5 * fx.wavy_grad_np(x) if kind == "vjp" else fx.wavy_grad_np(x) @ arg[0]
+    np.testing.assert_allclose(np.asarray(gt.tracer.tree.flatten(here)[0]), want, rtol=1e-13)
+
+
+def test_a_pullback_made_inside_a_trace_says_why_it_cannot_be_pickled():
+    def f(x):
+        _, pullback = gt.vjp(fx.wavy, x)
+        with pytest.raises(pickle.PicklingError, match="made inside a trace: its residuals are abstract"):
+            pickle.dumps(pullback)
+        return pullback(1.0)[0]
+
+    gt.differentiable(f)(np.linspace(0.0, 1.0, 3))
