@@ -153,14 +153,21 @@ class ServedFunction:
             self._interim = None
             return self.compiled, True, False
 
-    def submit(self):
-        """Start the background compile that `runner()` left to its caller (see there)."""
+    def submit(self, on_ready=None):
+        """Start the background compile that `runner()` left to its caller (see there).
+
+        on_ready: called with the compile's Future when it finishes (on the compiling thread),
+        so that what reports a compile reports it then, not at the next run.
+        """
         if self._future is not _NOT_SUBMITTED:
             return
         target = self._target_function()  # outside the lock: other runs go on meanwhile
         with self._lock:
-            if self._future is _NOT_SUBMITTED:
-                self._future = compile_function_async(target)
+            if self._future is not _NOT_SUBMITTED:
+                return
+            self._future = future = compile_function_async(target)
+        if on_ready is not None:
+            future.add_done_callback(on_ready)
 
     def _compile_here(self):
         compile_now = self._compiler if self._compiler is not None else compile_function

@@ -16,6 +16,7 @@ import threading
 
 from .. import ir
 from ..runtime.serving import ServedFunction
+from . import compile_log
 from ..tracer import tree
 
 # What turns a Program's Function into something callable: None for the
@@ -103,7 +104,19 @@ class Program:
 
     def submit(self):
         """Start the background compile that `runner()` left to its caller (see there)."""
-        self._served.submit()
+        self._served.submit(on_ready=self._log_ready)
+
+    def _log_ready(self, future):
+        if not future.cancelled() and future.exception() is None:
+            self.log_compiled(future.result())
+
+    def log_compiled(self, compiled):
+        """Log this program's compile (compile_log.py), once: when the background compile
+        finishes, or at the first run of a compile made in the caller."""
+        with self._lock:
+            label, self.log_label = self.log_label, None
+        if label is not None:
+            compile_log.compiled(*label, compiled)
 
     def call_fns(self) -> list:
         """One single-output Function per output: the `call` equations a tape records."""

@@ -224,10 +224,7 @@ class StagedFunction:
         if started:
             next(self._compiles)
         if final:
-            label = program.log_label
-            if label is not None:
-                program.log_label = None
-                compile_log.compiled(*label, program.compiled)
+            program.log_compiled(program.compiled)
             self._index_fast(sig, program)
 
     def _index_fast(self, sig, program):

@@ -42,6 +42,18 @@ def test_first_trace_and_compile_are_logged_with_their_stages(log, monkeypatch):
     assert "LLVM optimize" in compiled or "loaded from the disk cache" in compiled
 
 
+def test_a_background_compile_is_logged_when_it_finishes_not_at_the_next_call(log, monkeypatch):
+    monkeypatch.setattr(runtime.config, "async_compile", True)
+    g = gt.grad(scaled_power, static_argnums=(1,))
+    x = np.linspace(0.0, 1.0, 4)
+    np.testing.assert_allclose(g(x, 3), 3 * np.tanh(x) ** 2 * (1 - np.tanh(x) ** 2), rtol=1e-13)
+    assert runtime.wait_for_compiles(timeout=60)
+    (compiled,) = _lines(log, "compile ")  # no second call: the compile's own thread logged it
+    assert compiled.startswith("compile grad(scaled_power) for (x: f64[4], n=3): ")
+    g(x, 3)
+    assert len(_lines(log, "compile ")) == 1  # and only once
+
+
 def test_a_shape_change_names_the_argument_and_both_shapes(log):
     f = gt.differentiable(scaled_power, static_argnums=(1,))
     f(np.ones(3), 2)
