@@ -35,7 +35,7 @@ from .context import BuildContext
 from .dtypes import I8, storage_type
 from .emitter import Emitter
 from .fusion import plan_storage
-from .math import libraries_and_externals
+from .math import MATH_FUNCTIONS, Polynomial, libraries_and_externals, outline_polynomials
 from .nodes import Buffer, Const, View, literal_node
 from .rowblock import block_matvec_pairs
 from .rules import RULES
@@ -45,6 +45,19 @@ from .steps import Fill, fuse_fills
 # Longer chains of fused ops are cut by storing a value: code generation
 # recurses through a chain (about three Python frames per op).
 MAX_INLINE_DEPTH = 100
+
+# A Function with more uses of polynomial math (tanh, exp, log, ...) than this
+# calls each as one vector function instead of inlining it (math.py's
+# outline_polynomials): LLVM's time on the inlined copies grows faster than
+# the program, while a call per vector costs little next to that many ops.
+OUTLINE_MATH_AFTER = 64
+
+# A function of more steps than this keeps each step (loop nest) a function of
+# its own, called from the entry, instead of inlining them all into one: LLVM's
+# loop passes analyse the whole function at each loop, so one function of n
+# loops costs it about n**2, n functions about n (bench/compile_scaling.py).
+# Below it, inlining lets LLVM forward values from one step to the next.
+MAX_INLINED_STEPS = 24
 
 
 def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
@@ -64,6 +77,8 @@ def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
     """
     plan = SubFunction(fn)
     module = ir.Module(name=name)
+    if _polynomial_uses(plan.fn) > OUTLINE_MATH_AFTER:
+        outline_polynomials(module)
     plan.emit(module, name)
     libraries, math_externals = libraries_and_externals(module)
     return Lowered(
@@ -94,6 +109,11 @@ class SubFunction:
 
     def emit(self, module, name: str) -> ir.Function:
         return _emit(module, self.ctx, name, len(self.fn.invars), len(self.fn.outvars))
+
+
+def _polynomial_uses(fn) -> int:
+    polynomial = {op for op, f in MATH_FUNCTIONS.items() if isinstance(f.impl, Polynomial)}
+    return sum(eqn.op in polynomial for eqn in fn.eqns)
 
 
 def _check_supported(fn):
@@ -174,9 +194,10 @@ def _emit(module, ctx, name: str, n_in: int, n_out: int) -> ir.Function:
             pointers[buf] = p
         return p
 
+    inline = len(ctx.steps) <= MAX_INLINED_STEPS
     for i, step in enumerate(ctx.steps):
         buffers = sorted(step.reads() | step.writes(), key=_buffer_order)
-        fn = _step_function(module, f"{name}.step{i}", step, buffers)
+        fn = _step_function(module, f"{name}.step{i}", step, buffers, inline)
         b.call(fn, [pointer(buf) for buf in buffers])
     b.ret_void()
     return entry
@@ -186,8 +207,9 @@ def _buffer_order(buf: Buffer):
     return (buf.kind, buf.slot if buf.slot is not None else -1, buf.offset or 0, id(buf))
 
 
-def _step_function(module, name: str, step, buffers) -> ir.Function:
-    """The step as an always-inlined function of one `noalias` pointer per buffer.
+def _step_function(module, name: str, step, buffers, inline: bool = True) -> ir.Function:
+    """The step as a function of one `noalias` pointer per buffer, always inlined
+    (or, with `inline` False, never: see MAX_INLINED_STEPS).
 
     The buffers a step touches are alive together, so they never overlap;
     saying so lets LLVM vectorize without runtime alias checks (inlining
@@ -197,7 +219,7 @@ def _step_function(module, name: str, step, buffers) -> ir.Function:
     i8p = I8.as_pointer()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p] * len(buffers)), name)
     fn.linkage = "internal"
-    fn.attributes.add("alwaysinline")
+    fn.attributes.add("alwaysinline" if inline else "noinline")
     fn.attributes.add("nounwind")
     for arg in fn.args:
         arg.add_attribute("noalias")

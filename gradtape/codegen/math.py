@@ -58,7 +58,7 @@ from llvmlite import ir
 
 from ..ir import ops
 from ..ir.op import Op
-from .math_ir import FloatOps, add_call_attributes, declare_intrinsic, type_suffix
+from .math_ir import FloatOps, VectorFloatOps, add_call_attributes, declare_intrinsic, type_suffix
 from .math_erf import emit_erf, emit_erfc
 from .math_libmvec import (
     LIBMVEC,
@@ -196,8 +196,65 @@ def emit_math(builder: ir.IRBuilder, op: Op, *args: ir.Value) -> ir.Value:
     helper = _helper(builder.module, f, ty)
     call = builder.call(helper, list(args))
     if "noinline" in helper.attributes:
-        add_call_attributes(call, vector_variant_attribute(builder.module, f.impl.symbol, f.arity, helper))
+        if isinstance(f.impl, Polynomial):
+            add_call_attributes(call, _outlined_variants(builder.module, f, helper))
+        else:
+            add_call_attributes(call, vector_variant_attribute(builder.module, f.impl.symbol, f.arity, helper))
     return call
+
+
+# --- out-of-line polynomials, for very large kernels ------------------------------------
+
+_OUTLINED = "gradtape_outline_math"  # the attribute of an ir.Module that asks for them
+
+# The vector widths offered to the loop vectorizer (it picks one per loop): 128,
+# 256 and 512 bits of lanes.
+_OUTLINE_LANES = {"f64": (2, 4, 8), "f32": (4, 8, 16)}
+
+
+def outline_polynomials(module: ir.Module) -> None:
+    """Make every Polynomial function `module` uses one call instead of inline code.
+
+    Inlined, each tanh or exp of a kernel is some forty instructions that
+    LLVM optimizes, vectorizes and schedules anew at every use: in a kernel
+    of thousands of ops that is most of the compile, and it grows faster
+    than the kernel (the loop vectorizer's cost model weighs the whole loop
+    body). Outlined, each function is compiled once per module as a vector
+    function (`gradtape.math.tanh.f64.v4`, ...) that the loop vectorizer
+    calls, as it calls libmvec's sin; the values are the same, lane by lane.
+    Costs a call per vector at run time, so codegen asks for it only on
+    very large Functions (lowering.py).
+    """
+    setattr(module, _OUTLINED, True)
+
+
+def _outlines(module: ir.Module, f: MathFunction, ty: ir.Type) -> bool:
+    # erf and erfc compute float32 in float64 (math_erf.py), which has no vector twin here.
+    return (getattr(module, _OUTLINED, False) and isinstance(f.impl, Polynomial)
+            and (type_suffix(ty) == "f64" or f.impl.emit not in (emit_erf, emit_erfc)))
+
+
+def _outlined_variants(module: ir.Module, f: MathFunction, scalar: ir.Function) -> str:
+    """The call-site attribute naming the vector functions of `scalar`, defined on first use."""
+    made = module.__dict__.setdefault("_gradtape_variant_attributes", {})  # once per module and helper
+    if scalar.name in made:
+        return made[scalar.name]
+    ty = scalar.function_type.return_type
+    mapping = []
+    for lanes in _OUTLINE_LANES[type_suffix(ty)]:
+        vname = f"{scalar.name}.v{lanes}"
+        if module.globals.get(vname) is None:
+            vty = ir.VectorType(ty, lanes)
+            fn = ir.Function(module, ir.FunctionType(vty, [vty] * f.arity), vname)
+            fn.linkage = "internal"
+            for attr in ("noinline", "nounwind", "readnone"):
+                fn.attributes.add(attr)
+            builder = ir.IRBuilder(fn.append_basic_block("entry"))
+            builder.ret(f.impl.emit(VectorFloatOps(builder, ty, lanes), *fn.args))
+            keep_alive(module, fn)
+        mapping.append(f"_ZGV_LLVM_N{lanes}{'v' * f.arity}_{scalar.name}({vname})")
+    made[scalar.name] = f'"vector-function-abi-variant"="{",".join(mapping)}"'
+    return made[scalar.name]
 
 
 def declared_externals(module: ir.Module) -> dict:
@@ -220,7 +277,9 @@ def _helper(module: ir.Module, f: MathFunction, ty: ir.Type) -> ir.Function:
     """The module's `gradtape.math.<name>.<f64|f32>` helper, defined on first use.
 
     Inlined everywhere, except for libmvec functions that have vector
-    variants on this host: those stay calls so that the call site can name them.
+    variants on this host and polynomials in a module that outlines them
+    (outline_polynomials): those stay calls so that the call site can name
+    their vector functions.
     """
     fname = f"{HELPER_PREFIX}{f.name}.{type_suffix(ty)}"
     fn = module.globals.get(fname)
@@ -228,7 +287,8 @@ def _helper(module: ir.Module, f: MathFunction, ty: ir.Type) -> ir.Function:
         return fn
     fn = ir.Function(module, ir.FunctionType(ty, [ty] * f.arity), fname)
     fn.linkage = "internal"
-    vectorized_call = isinstance(f.impl, Libmvec) and has_vector_variants(f.impl.symbol, f.arity, ty)
+    vectorized_call = (isinstance(f.impl, Libmvec) and has_vector_variants(f.impl.symbol, f.arity, ty)
+                       or _outlines(module, f, ty))
     for attr in ("noinline" if vectorized_call else "alwaysinline", "nounwind", "readnone"):
         fn.attributes.add(attr)
     builder = ir.IRBuilder(fn.append_basic_block("entry"))

@@ -50,8 +50,13 @@ def type_suffix(ty: ir.Type) -> str:
 
 
 def declare_intrinsic(module: ir.Module, name: str, ty: ir.Type, nargs: int) -> ir.Function:
-    """Get or declare `name.<f64|f32>` taking `nargs` arguments of type `ty`."""
+    """Get or declare `name.<f64|f32>` (or `name.v<N><f64|f32>` for a vector type)
+    taking `nargs` arguments of type `ty`."""
     fnty = ir.FunctionType(ty, [ty] * nargs)
+    if isinstance(ty, ir.VectorType):  # llvmlite cannot mangle vector types itself
+        full = f"{name}.v{ty.count}{ty.element.intrinsic_name}"
+        fn = module.globals.get(full)
+        return fn if fn is not None else ir.Function(module, fnty, full)
     return module.declare_intrinsic(name, [ty], fnty=fnty)
 
 
@@ -241,4 +246,41 @@ class FloatOps:
         """
         if self.is_f64:
             i = self.b.trunc(i, ir.IntType(32))
+        return self.b.sitofp(i, self.ty)
+
+
+class VectorFloatOps(FloatOps):
+    """FloatOps on vectors of `lanes` floats: the same routines, emitted once as
+    a vector function (math.py's out-of-line math for very large kernels).
+
+    Constants are splats and the integer twin is a vector of integers, so every
+    routine written on FloatOps computes lane by lane exactly what the scalar
+    code computes.
+
+    Example:
+        >>> ops = VectorFloatOps(builder, ir.DoubleType(), 4)    # <4 x double>
+        >>> y = ops.fma(x, ops.c(2.0), ops.c(1.0))
+    """
+
+    def __init__(self, builder: ir.IRBuilder, element: ir.Type, lanes: int):
+        super().__init__(builder, element)
+        self.lanes = lanes
+        self.ty = ir.VectorType(element, lanes)
+        self.ity = ir.VectorType(self.ity, lanes)
+
+    def c(self, value: float) -> ir.Constant:
+        return ir.Constant(self.ty, [value] * self.lanes)
+
+    def ci(self, value: int) -> ir.Constant:
+        return ir.Constant(self.ity, [value] * self.lanes)
+
+    def _split(self, a):
+        bits = 27 if self.is_f64 else 12
+        gamma = self.mul(a, self.c(float(2**bits + 1)))
+        hi = self.sub(gamma, self.sub(gamma, a))
+        return hi, self.sub(a, hi)
+
+    def small_int_to_float(self, i):
+        if self.is_f64:
+            i = self.b.trunc(i, ir.VectorType(ir.IntType(32), self.lanes))
         return self.b.sitofp(i, self.ty)

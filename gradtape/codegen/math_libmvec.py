@@ -87,6 +87,10 @@ def _vector_variants(base: str, arity: int, suffix: str):
 
 def keep_alive(module: ir.Module, fn: ir.Function) -> None:
     """Add `fn` to @llvm.compiler.used, creating or growing the array."""
+    kept = module.__dict__.setdefault("_gradtape_kept_alive", set())  # one scan per function, not per call
+    if fn.name in kept:
+        return
+    kept.add(fn.name)
     i8p = ir.IntType(8).as_pointer()
     ref = fn.bitcast(i8p)
     gv = module.globals.get("llvm.compiler.used")
@@ -120,14 +124,16 @@ def vector_variant_attribute(module: ir.Module, symbol: str, arity: int, scalar:
     """The call-site attribute mapping calls of `scalar` (the helper computing
     libm's `symbol` of `arity` arguments) to libmvec, declaring the vector
     functions; None when libmvec has no variant for this host."""
+    made = module.__dict__.setdefault("_gradtape_variant_attributes", {})  # once per module and helper
+    if scalar.name in made:
+        return made[scalar.name]
     ty = scalar.function_type.return_type
     mapping = []
     for _isa, lanes, vname in _vector_variants(symbol, arity, type_suffix(ty)):
         _declare_vector(module, vname, ty, lanes, arity)
         mapping.append(f"_ZGV_LLVM_N{lanes}{'v' * arity}_{scalar.name}({vname})")
-    if not mapping:
-        return None
-    return f'"vector-function-abi-variant"="{",".join(mapping)}"'
+    made[scalar.name] = f'"vector-function-abi-variant"="{",".join(mapping)}"' if mapping else None
+    return made[scalar.name]
 
 
 def has_vector_variants(symbol: str, arity: int, ty: ir.Type) -> bool:

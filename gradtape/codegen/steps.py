@@ -36,9 +36,13 @@ class Fill(Step):
     def __init__(self, dest: View, src: Node):
         self.dest = dest
         self.src = src
+        self._reads = None
 
     def reads(self):
-        return self.src.buffers()
+        # Asked by fusion, the arena planner and the emitter; a walk of src's whole DAG each time.
+        if self._reads is None:
+            self._reads = frozenset(self.src.buffers())
+        return self._reads
 
     def writes(self):
         return {self.dest.buffer}
@@ -165,11 +169,15 @@ def _joins(run, fill) -> bool:
     if linear != (fill.dest.linear and fill.src.linear):
         return False
     written = {f.dest.buffer: f.dest for f in run}
-    if fill.dest.buffer in {b for f in run for b in f.reads()}:
+    if any(fill.dest.buffer in f.reads() for f in run):
         return False
     todo = [(fill.src, True)]
+    seen = set()  # (node, at_index) pairs walked: src is a DAG, whose paths can be exponentially many
     while todo:
         node, at_index = todo.pop()
+        if (id(node), at_index) in seen:
+            continue
+        seen.add((id(node), at_index))
         if isinstance(node, View):
             w = written.get(node.buffer)
             if w is not None and not (
