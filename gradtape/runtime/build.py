@@ -178,5 +178,8 @@ def _lap(timings: dict, stage: str, t0: float) -> float:
 
 
 def _short(fn, limit: int = 200) -> str:
-    text = str(fn)
+    # The text of a few equations is all that shows: printing all of a large Function costs
+    # as much as lowering it.
+    head = fn if len(fn.eqns) <= 16 else type(fn)(fn.invars, fn.eqns[:16], fn.eqns[15].outvars)
+    text = str(head)
     return text if len(text) <= limit else text[: limit - 5] + " ... }"
