@@ -26,15 +26,16 @@ compiled raise `Unsupported`, and the runtime falls back to the interpreter.
 calls into NumPy's bundled OpenBLAS, for code that must run without NumPy
 (gradtape.export_c). `external_address(symbol)` finds, in this process, an
 external that Lowered.externals named when the code was generated (for
-machine code loaded from a cache or a file).
+machine code loaded from a cache or a file). Large loops call the runtime's
+thread pool (parallel.py); `blas=False` also leaves them whole.
 """
 from __future__ import annotations
 
-from . import blas
+from . import blas, parallel
 from .lowered import Lowered, LoweringError, Unsupported, _use_blas, blas_allowed  # noqa: F401
 from .lowering import lower_function
 
-CODEGEN_VERSION = 3  # bump when generated code changes: it keys every cache
+CODEGEN_VERSION = 4  # bump when generated code changes: it keys every cache
 
 
 def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
@@ -43,7 +44,8 @@ def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
     Args:
         fn: the ir.Function.
         name: the symbol of the entry function.
-        blas: large contractions call NumPy's OpenBLAS (True) or are loops (False).
+        blas: large contractions call NumPy's OpenBLAS and large loops the runtime's thread pool
+            (True), or everything is loops on the calling thread (False).
     """
     if blas:
         return lower_function(fn, name)
@@ -57,5 +59,6 @@ def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
 def external_address(symbol: str) -> int | None:
     """The address in this process of an external generated code may name in
     Lowered.externals (BLAS routines), or None when it is not one of those
-    (libraries' symbols, such as libmvec's, resolve by loading the library)."""
-    return blas.symbol_address(symbol)
+    (libraries' symbols, such as libmvec's, resolve by loading the library;
+    the thread pool's is the runtime's)."""
+    return blas.symbol_address(symbol) or parallel.external_address(symbol)

@@ -75,6 +75,10 @@ class Emitter:
         r = self._ranges.get(id(v))
         return None if r is None else r[1:]
 
+    def note_range(self, v, lo: int, hi: int):
+        """Record that index value v lies in range(lo, hi) (a loop with bounds known only at run time)."""
+        self._ranges[id(v)] = (v, lo, hi)
+
     def _shifted(self, result, v, c, sign):
         """Record the range of result = c + sign * v (c a Python int or None) from v's range."""
         r = self.range_of(v) if c is not None else None

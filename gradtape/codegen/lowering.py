@@ -8,6 +8,8 @@ The stages, each in its own module:
                      turns operand Nodes into a Node and adds steps
     fuse_fills       consecutive loops over one index space become one
                      (steps.py)
+    split_for_threads  large loops split into units the runtime's threads
+                     share (parallel.py)
     block_matvec_pairs  X @ w, elementwise, X.T @ r run block of rows by
                      block of rows, reading X once (rowblock.py)
     plan_arena       offsets of intermediate buffers by liveness (arena.py)
@@ -37,6 +39,7 @@ from .emitter import Emitter
 from .fusion import plan_storage
 from .math import MATH_FUNCTIONS, Polynomial, libraries_and_externals, outline_polynomials
 from .nodes import Buffer, Const, View, literal_node
+from .parallel import split_for_threads
 from .rowblock import block_matvec_pairs
 from .rules import RULES
 from .steps import Fill, fuse_fills
@@ -105,7 +108,7 @@ class SubFunction:
         _check_supported(fn)
         self.fn = fn
         self.ctx = _build(fn, plan_storage(fn))
-        self.ctx.steps = block_matvec_pairs(fuse_fills(self.ctx.steps))
+        self.ctx.steps = split_for_threads(self.ctx, block_matvec_pairs(fuse_fills(self.ctx.steps)))
         self.arena_bytes = plan_arena(self.ctx.steps, self.ctx.arena_buffers)
         self.externals = self.ctx.externals
 

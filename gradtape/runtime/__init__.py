@@ -44,5 +44,6 @@ from .cache import (  # noqa: F401
     wait_for_compiles,
 )
 from . import disk_cache  # noqa: F401
+from . import parallel  # noqa: F401  (registers the thread pool with the code generator)
 from .serving import ServedFunction  # noqa: F401
 from .errors import ArgumentError, CompileError, RuntimeLayerError  # noqa: F401

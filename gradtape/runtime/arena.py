@@ -48,7 +48,8 @@ def thread_arena(nbytes: int) -> np.ndarray:
     The contents are garbage: kernels own it only for the duration of a call.
     """
     buf = _local.buffer
-    if buf.size < nbytes:
+    # EMPTY is every thread's default and so shared: a kernel needing any scratch gets its own buffer.
+    if buf.size < nbytes or (nbytes and buf is EMPTY):
         size = max(nbytes, 2 * buf.size)
         buf = _local.buffer = aligned_empty((size + _PAGE - 1) // _PAGE * _PAGE)
     return buf

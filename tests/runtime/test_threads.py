@@ -76,3 +76,20 @@ def test_thread_arenas_are_aligned_grown_and_private():
     assert s0.size >= 100 and b0.size >= 10_000
     assert again0 is b0  # never shrinks: the grown buffer is reused
     assert not np.shares_memory(b0, b1)
+
+
+def test_small_thread_arenas_are_private_too():
+    """A kernel needing at most 64 bytes of scratch (a parallel sum's partial results) once got the
+    shared default buffer in every thread, and concurrent calls mixed their sums."""
+    seen = {}
+
+    def work(name):
+        seen[name] = arena.thread_arena(64)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen[0].size >= 64 and seen[1].size >= 64
+    assert not np.shares_memory(seen[0], seen[1])

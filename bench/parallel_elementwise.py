@@ -1,0 +1,123 @@
+"""Both cores for large fused loops (issue 18 point 3): the elementwise gradient
+(W2's vector Rosenbrock, x -> grad) against the memory-bandwidth time of its
+traffic and against JAX, with one thread and with the pool, on a quiet machine
+and with a second process holding a core.
+
+    python bench/parallel_elementwise.py [--rounds 15] [--no-busy] [--sweep]
+
+Every figure of one block comes from one interleaved run (bench/_timing.py):
+- `copy`: np.copyto of n float64 into a preallocated array, the bytes the
+  gradient reads and writes (n in, n out): the memory-bandwidth time;
+- `copy+alloc`: x.copy(), the same plus a fresh output as the gradient returns;
+- `gt 1 thread`, `gt N threads`: gt.grad(rosen_sum)(x) with
+  gradtape.runtime.parallel set to 1 and to N (the default) threads;
+- `gt vg`: value_and_grad (adds a sum: a split reduction), N threads;
+- `jax`: jax.jit(jax.grad(...)), when JAX is installed.
+Targets: n = 1e7, N threads within 1.2x of `copy`; n = 1e6, at least 1.6x
+faster than JAX. `--busy` blocks repeat everything while another process
+spins on one core: N threads should then be no slower than 1 thread.
+`--sweep` times a short loop at sizes around parallel.min_elements.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import gradtape as gt  # noqa: E402
+import workloads as W  # noqa: E402
+from _timing import fmt, interleaved_best  # noqa: E402
+from gradtape.runtime import parallel  # noqa: E402
+
+
+def _with_threads(threads, f):
+    def run():
+        parallel.configure(threads=threads)
+        return f()
+    return run
+
+
+def contenders(n: int, threads: int) -> dict:
+    x = np.random.default_rng(0).uniform(-1, 1, n)
+    dst = np.empty_like(x)
+    g, vg = gt.grad(W.rosen_sum), gt.value_and_grad(W.rosen_sum)
+    for f in (g, vg):
+        f(x)
+        gt.runtime.wait_for_compiles()
+        f(x)
+    want = W.w2_numpy(x)()
+    np.testing.assert_allclose(g(x), want, rtol=1e-12, atol=1e-12)
+    fns = {
+        "copy": lambda: np.copyto(dst, x),
+        "copy+alloc": lambda: x.copy(),
+        "gt 1 thread": _with_threads(1, lambda: g(x)),
+        f"gt {threads} threads": _with_threads(threads, lambda: g(x)),
+        f"gt vg {threads} threads": _with_threads(threads, lambda: vg(x)),
+    }
+    if W.jax is not None:
+        j = W.w2_jax(x)
+        j()
+        fns["jax"] = j
+    return fns
+
+
+def block(n: int, threads: int, rounds: int, label: str):
+    fns = contenders(n, threads)
+    calls = max(1, int(2e7 // n))
+    best = interleaved_best(fns, rounds=rounds, calls=calls)
+    parallel.configure(threads=threads)
+    print(f"\nn = {n:.0e}, {label}")
+    copy = best["copy"]
+    for name, t in best.items():
+        print(f"  {name:22s} {fmt(t):>10s}   {t / copy:5.2f}x copy")
+    ours = best[f"gt {threads} threads"]
+    print(f"  speedup of {threads} threads over 1: {best['gt 1 thread'] / ours:.2f}x")
+    if "jax" in best:
+        print(f"  jax time / gradtape time: {best['jax'] / ours:.2f}x")
+    return best
+
+
+def sweep(threads: int, rounds: int):
+    print("\nwhere splitting pays: sin(x) * x, ns per element")
+    for n in (1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 20):
+        x = np.random.default_rng(1).uniform(-1, 1, n)
+        f = gt.differentiable(lambda x: gt.sin(x) * x)
+        f(x)
+        gt.runtime.wait_for_compiles()
+        parallel.configure(min_elements=0)
+        best = interleaved_best({t: _with_threads(t, lambda: f(x)) for t in (1, threads)}, rounds=rounds,
+                                calls=max(1, int(2e6 // n)))
+        print(f"  n = {n:8d}: 1 thread {best[1] / n * 1e9:6.2f}, {threads} threads {best[threads] / n * 1e9:6.2f}")
+    parallel.configure(min_elements=None)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--no-busy", action="store_true", help="skip the blocks with a busy second process")
+    parser.add_argument("--sweep", action="store_true", help="time sizes around min_elements")
+    args = parser.parse_args(argv)
+    threads = parallel.threads
+    print(f"threads {threads} (of {parallel.available_cpus()} available), min_elements {parallel.min_elements}")
+    for n in (10**7, 10**6):
+        block(n, threads, args.rounds, "quiet")
+    if not args.no_busy:
+        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            time.sleep(0.5)
+            for n in (10**7, 10**6):
+                block(n, threads, args.rounds, "another process spinning on a core")
+        finally:
+            spinner.kill()
+            spinner.wait()
+    if args.sweep:
+        sweep(threads, args.rounds)
+
+
+if __name__ == "__main__":
+    main()

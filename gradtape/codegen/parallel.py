@@ -1,0 +1,302 @@
+"""Large loops split into units that the runtime's thread pool shares out.
+
+After steps are planned (lowering.py), `split_for_threads` wraps each large
+step it can split in a ParallelStep:
+
+    Fill / FusedFill  over at least 2 * UNIT_ELEMENTS elements: units of
+                      UNIT_ELEMENTS consecutive elements when the loop is
+                      flat, else of whole rows of the outermost axis
+    Reduce            of every axis of at least 2 * UNIT_ELEMENTS elements:
+                      each unit reduces its elements into its own slot of an
+                      arena buffer, and the step then combines the slots in
+                      unit order
+
+A ParallelStep emits its loop as `void body(i8** ctx, i64 first, i64 stop)`
+running units [first, stop), and calls the runtime's
+`gradtape_rt_parallel_for(body, ctx, units, elements)` (runtime/parallel_pool.py),
+which runs every unit once on some thread. Units are fixed when the code is
+generated, never by the number of threads: an elementwise loop writes each
+element once whoever computes it, and a reduction adds the same partial
+results in the same order, so results are bit-identical for any number of
+threads (and with the pool busy or off, when the caller runs every unit).
+
+Splitting needs the runtime, which registers the pool with `provide_pool`
+when it is imported; without it (and for code lowered with blas=False,
+which must run without gradtape) steps are left whole.
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ..ir import TensorType
+from .dtypes import F64, I8, I64, constant, value_type
+from .emitter import Emitter
+from .lowered import blas_allowed
+from .nodes import placement_splits
+from .reductions import Reduce, combiner, reduction_identity
+from .steps import Fill, FusedFill, Step, load_fresh
+
+PARALLEL_FOR = "gradtape_rt_parallel_for"
+UNIT_ELEMENTS = 16384  # about 10 µs of a simple loop: small enough to balance, large enough to not count
+
+_I8P = I8.as_pointer()
+_BODY = ir.FunctionType(ir.VoidType(), [_I8P.as_pointer(), I64, I64])
+_pool_address = None  # () -> address of PARALLEL_FOR, set by the runtime
+
+
+def provide_pool(address_fn):
+    """Called by gradtape.runtime.parallel: `address_fn()` builds the pool if needed, returns its address."""
+    global _pool_address
+    _pool_address = address_fn
+
+
+def external_address(symbol: str) -> int | None:
+    """The pool's address when `symbol` is PARALLEL_FOR and a runtime provides one, else None."""
+    if symbol == PARALLEL_FOR and _pool_address is not None:
+        return _pool_address()
+    return None
+
+
+def split_for_threads(ctx, steps) -> list:
+    """`steps` with every large step that can be split wrapped in a ParallelStep."""
+    if _pool_address is None or not blas_allowed():  # blas=False: code that runs without the runtime
+        return steps
+    out = [_split(ctx, step) or step for step in steps]
+    if any(isinstance(s, ParallelStep) for s in out):
+        ctx.use_external(PARALLEL_FOR, _pool_address())
+    return out
+
+
+def _split(ctx, step):
+    if isinstance(step, (Fill, FusedFill)):
+        fills = [step] if isinstance(step, Fill) else step.fills
+        dest = fills[0].dest
+        if dest.type.size < 2 * UNIT_ELEMENTS:
+            return None
+        if all(f.dest.linear and f.src.linear for f in fills):
+            return ParallelStep(step, _FlatFill(fills))
+        per_fill = [placement_splits(f.src, dest.shape) for f in fills]
+        splits = [set().union(*cuts) for cuts in zip(*per_fill)]
+        rows = _Rows(dest.shape, splits)
+        return ParallelStep(step, _RowFill(fills, rows)) if rows.units >= 2 else None
+    if isinstance(step, Reduce):
+        src = step.src
+        if src.type.size < 2 * UNIT_ELEMENTS or set(step.axes) != set(range(len(src.shape))):
+            return None
+        rows = None if src.linear else _Rows(src.shape, placement_splits(src, src.shape))
+        units = -(-src.type.size // UNIT_ELEMENTS) if rows is None else rows.units
+        if units < 2:
+            return None
+        acc_dtype = Reduce.accumulator_dtype(step.kind, step.dest.dtype)
+        partials = ctx.arena(TensorType((units,), acc_dtype))
+        return ParallelStep(step, _FullReduce(step, rows, units, partials), partials.buffer)
+    return None
+
+
+class ParallelStep(Step):
+    """A step whose loop runs as units on the thread pool (see the module docstring)."""
+
+    def __init__(self, step, split, scratch=None):
+        self.step = step
+        self.split = split
+        self.scratch = scratch
+
+    def reads(self):
+        return self.step.reads() | ({self.scratch} if self.scratch else set())
+
+    def writes(self):
+        return self.step.writes() | ({self.scratch} if self.scratch else set())
+
+    def emit(self, k):
+        module, b = k.module, k.b
+        buffers = sorted(self.step.reads() | self.step.writes() | ({self.scratch} if self.scratch else set()),
+                         key=lambda buf: (buf.kind, buf.slot if buf.slot is not None else -1, buf.offset or 0))
+        body = _units_function(module, f"{b.function.name}.units", buffers, self.split)
+        entry = _range_entry(module, f"{b.function.name}.range", body, len(buffers))
+        ctx = b.alloca(_I8P, size=len(buffers), name="par.ctx")
+        for i, buf in enumerate(buffers):
+            b.store(b.bitcast(k.pointer(buf), _I8P), b.gep(ctx, [k.i64(i)], inbounds=True))
+        b.call(_parallel_for(module), [entry, ctx, k.i64(self.split.units), k.i64(self.split.elements)])
+        self.split.finish(k)
+
+
+def _units_function(module, name, buffers, split) -> ir.Function:
+    """`void name(i8* noalias buf..., i64 first, i64 stop)`: units [first, stop), inlined into its caller."""
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I8P] * len(buffers) + [I64, I64]), name)
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+    fn.attributes.add("nounwind")
+    for arg in fn.args[:len(buffers)]:
+        arg.add_attribute("noalias")  # as lowering's steps: the buffers a step touches never overlap
+    k = Emitter(module, ir.IRBuilder(fn.append_basic_block("entry")), dict(zip(buffers, fn.args)))
+    split.emit_units(k, fn.args[-2], fn.args[-1])
+    k.b.ret_void()
+    return fn
+
+
+def _range_entry(module, name, body, n_buffers) -> ir.Function:
+    """`void name(i8** ctx, i64 first, i64 stop)`: what the pool calls (the buffers read from ctx)."""
+    fn = ir.Function(module, _BODY, name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    ctx, first, stop = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    pointers = [b.load(b.gep(ctx, [ir.Constant(I64, i)], inbounds=True)) for i in range(n_buffers)]
+    b.call(body, [*pointers, first, stop])
+    b.ret_void()
+    return fn
+
+
+def _parallel_for(module) -> ir.Function:
+    fn = module.globals.get(PARALLEL_FOR)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_BODY.as_pointer(), _I8P.as_pointer(), I64, I64]),
+                         PARALLEL_FOR)
+    return fn
+
+
+# --- loops with bounds known at run time ---------------------------------------------
+
+def _min(k, a, n: int):
+    return k.b.select(k.b.icmp_signed("<", a, k.i64(n)), a, k.i64(n))
+
+
+def _max(k, a, n: int):
+    return k.b.select(k.b.icmp_signed(">", a, k.i64(n)), a, k.i64(n))
+
+
+def dynamic_loop(k, begin, end, lo: int, hi: int, body, carry=()):
+    """`for i in range(begin, end)` (i64 values) where lo <= begin and end <= hi:
+    body(i, *carry) returns the next carry; returns the last (or `carry` when empty)."""
+    b = k.b
+    carry = tuple(carry)
+    pre = b.block
+    head, done = b.append_basic_block("units.loop"), b.append_basic_block("units.end")
+    b.cbranch(b.icmp_signed("<", begin, end), head, done)
+    b.position_at_end(head)
+    i = b.phi(I64, "i")
+    i.add_incoming(begin, pre)
+    k.note_range(i, lo, hi)
+    phis = []
+    for c in carry:
+        p = b.phi(c.type)
+        p.add_incoming(c, pre)
+        phis.append(p)
+    with k.scope():
+        out = tuple(body(i, *phis)) if carry else (body(i), ())[1]
+    nxt = b.add(i, k.i64(1), flags=("nuw", "nsw"))
+    latch = b.block
+    i.add_incoming(nxt, latch)
+    for p, v in zip(phis, out):
+        p.add_incoming(v, latch)
+    b.cbranch(b.icmp_signed("<", nxt, end), head, done)
+    b.position_at_end(done)
+    results = []
+    for c, v in zip(carry, out):
+        r = b.phi(c.type)
+        r.add_incoming(c, pre)
+        r.add_incoming(v, latch)
+        results.append(r)
+    return tuple(results)
+
+
+class _Rows:
+    """Units of whole rows of the outermost axis of `shape` (about UNIT_ELEMENTS elements each),
+    with the static cuts of each axis (placement_splits) kept, so each piece keeps its bounds."""
+
+    def __init__(self, shape, splits):
+        self.shape = tuple(shape)
+        self.splits = splits
+        row = int(np.prod(self.shape[1:], dtype=np.int64)) if len(self.shape) > 1 else 1
+        self.rows_per_unit = max(1, UNIT_ELEMENTS // max(row, 1))
+        self.units = -(-self.shape[0] // self.rows_per_unit) if self.shape else 0
+        d0 = self.shape[0] if self.shape else 0
+        edges = [0] + sorted(c for c in splits[0] if 0 < c < d0) + [d0] if self.shape else []
+        self.pieces = list(zip(edges, edges[1:]))
+
+    def loop(self, k, first, stop, body, carry=()):
+        """Every index of units [first, stop) in C order: body(idx, *carry) -> carry."""
+        r0 = k.b.mul(first, k.i64(self.rows_per_unit))
+        r1 = _min(k, k.b.mul(stop, k.i64(self.rows_per_unit)), self.shape[0])
+        for lo, hi in self.pieces:
+            carry = dynamic_loop(
+                k, _max(k, r0, lo), _min(k, r1, hi), lo, hi,
+                lambda i, *c: k.nest(self.shape[1:], lambda idx, *cc: body([i] + idx, *cc), c, splits=self.splits[1:]),
+                carry,
+            )
+        return carry
+
+
+class _FlatFill:
+    def __init__(self, fills):
+        self.fills = fills
+        self.elements = fills[0].dest.type.size
+        self.units = -(-self.elements // UNIT_ELEMENTS)
+
+    def emit_units(self, k, first, stop):
+        n = self.elements
+        begin = k.b.mul(first, k.i64(UNIT_ELEMENTS))
+        end = _min(k, k.b.mul(stop, k.i64(UNIT_ELEMENTS)), n)
+        dynamic_loop(k, begin, end, 0, n,
+                     lambda i: [f.dest.store_linear(k, i, f.src.read_linear(k, i)) for f in self.fills])
+
+    def finish(self, k):
+        pass
+
+
+class _RowFill:
+    def __init__(self, fills, rows: _Rows):
+        self.fills = fills
+        self.rows = rows
+        self.elements = fills[0].dest.type.size
+        self.units = rows.units
+
+    def emit_units(self, k, first, stop):
+        self.rows.loop(k, first, stop, lambda idx: [f.dest.store(k, idx, f.src.read(k, idx)) for f in self.fills])
+
+    def finish(self, k):
+        pass
+
+
+class _FullReduce:
+    """Reduce of every axis: unit u reduces its elements into partials[u]; finish adds them in order."""
+
+    def __init__(self, step: Reduce, rows, units: int, partials):
+        self.step = step
+        self.rows = rows
+        self.units = units
+        self.partials = partials
+        self.elements = step.src.type.size
+        dtype = step.dest.dtype
+        self.acc_dtype = Reduce.accumulator_dtype(step.kind, dtype)
+        self.identity = lambda: constant(self.acc_dtype, reduction_identity(step.kind, self.acc_dtype))
+        self.widen = (lambda k, v: k.b.fpext(v, F64)) if self.acc_dtype != dtype else (lambda k, v: v)
+
+    def emit_units(self, k, first, stop):
+        src, n = self.step.src, self.elements
+        combine = combiner(self.step.kind, self.acc_dtype, fast=True)
+
+        def unit(u):
+            if self.rows is None:
+                begin = k.b.mul(u, k.i64(UNIT_ELEMENTS))
+                end = _min(k, k.b.add(begin, k.i64(UNIT_ELEMENTS)), n)
+                (acc,) = dynamic_loop(k, begin, end, 0, n,
+                                      lambda i, a: (combine(k, a, self.widen(k, src.read_linear(k, i))),),
+                                      (self.identity(),))
+            else:
+                (acc,) = self.rows.loop(k, u, k.b.add(u, k.i64(1)),
+                                        lambda idx, a: (combine(k, a, self.widen(k, src.read(k, idx))),),
+                                        (self.identity(),))
+            self.partials.store_linear(k, u, acc)
+
+        dynamic_loop(k, first, stop, 0, self.units, unit)
+
+    def finish(self, k):
+        combine = combiner(self.step.kind, self.acc_dtype, fast=False)  # in unit order: the same sum every time
+        (acc,) = k.loop(self.units, lambda u, a: (combine(k, a, load_fresh(k, self.partials, [u])),),
+                        (self.identity(),))
+        dest = self.step.dest
+        if self.acc_dtype != dest.dtype:
+            acc = k.b.fptrunc(acc, value_type(dest.dtype))
+        dest.store(k, [], acc)

@@ -1,0 +1,203 @@
+"""Both cores for large fused loops: the pool's threads and their settings.
+
+Code generation splits every large elementwise loop and reduction into
+units (codegen/parallel.py) and calls the pool (parallel_pool.py) with
+them. This module builds the pool once per process, when the first kernel
+that needs it is lowered or loaded, starts its worker threads and holds
+the two settings:
+
+- `threads` (GRADTAPE_THREADS, default: the CPUs this process may run on,
+  len(os.sched_getaffinity(0))): threads that run one loop, the caller
+  included; 1 runs every loop on the caller alone.
+- `min_elements` (GRADTAPE_PARALLEL_MIN_ELEMENTS, default 65536): a loop
+  over fewer elements runs on the caller alone (waking a worker costs a
+  few microseconds; bench/parallel_elementwise.py measures where it pays).
+
+Results never depend on either: an elementwise loop writes each element
+once, whoever computes it, and a reduction over more than 2 *
+codegen.parallel.UNIT_ELEMENTS elements always adds its fixed units'
+partial results in unit order, with one thread or eight.
+
+    >>> from gradtape.runtime import parallel
+    >>> parallel.configure(threads=1)          # one thread from now on
+    >>> parallel.configure(threads=None)       # back to the default (every available CPU)
+
+The workers are native threads that never take the GIL; they spin for a
+few tens of microseconds after a loop, then sleep in the kernel. They are
+stopped at interpreter exit, and a child made by fork() starts its own.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import signal
+import threading
+
+from .. import codegen
+from . import jit
+from .parallel_pool import PARALLEL_FOR, SENTINEL, STATE, WORKER, WORKER_UNITS, build_pool_module, global_name
+
+MAX_THREADS = 64
+SPIN_CYCLES = 100_000  # about 40 µs at 2.5 GHz: one kernel's next loop usually starts sooner
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {value!r}; unset it for the default") from None
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_threads(threads: int) -> int:
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(
+            f"parallel.configure: threads must be an int from 1 to {MAX_THREADS} (or None for the "
+            f"default, {available_cpus()}), got {threads!r}"
+        )
+    return threads
+
+
+threads = _check_threads(min(MAX_THREADS, _env_int("GRADTAPE_THREADS", available_cpus())))
+min_elements = _env_int("GRADTAPE_PARALLEL_MIN_ELEMENTS", 65536)
+
+_lock = threading.Lock()
+_pool = None  # the _Pool, once built
+
+
+class _Pool:
+    """The compiled pool, its worker threads and its settings words."""
+
+    def __init__(self):
+        timings: dict = {}
+        self.code = jit.jit_compile(str(build_pool_module()), {}, (), timings, "thread pool", level=2,
+                                    vectorize=False)
+        self.address = self.code.address(PARALLEL_FOR)
+        self.worker = self.code.address(WORKER)
+        self.words = {}
+        for name in ("workers", "min_elements", "spin_cycles", WORKER_UNITS, *STATE):
+            ctype = ctypes.c_int32 if name in ("busy", "sleepers", "seq", "stop") else ctypes.c_int64
+            self.words[name] = ctype.from_address(self.code.engine.get_global_value_address(global_name(name)))
+        self.words["spin_cycles"].value = SPIN_CYCLES
+        self.tids: list = []
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_void_p,
+                                             ctypes.c_void_p]
+        self.libc.pthread_join.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+        jit.register_symbols({PARALLEL_FOR: self.address})
+
+    def apply(self, threads: int, min_elements: int):
+        """Start workers up to threads - 1 and let that many take part."""
+        want = threads - 1
+        while len(self.tids) < want:
+            self._spawn(len(self.tids))
+        self.words["min_elements"].value = max(0, int(min_elements))
+        self.words["workers"].value = want
+
+    def _spawn(self, index: int):
+        tid = ctypes.c_ulong()
+        # Workers inherit this thread's signal mask: blocking everything leaves signals to Python's threads.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        try:
+            err = self.libc.pthread_create(ctypes.byref(tid), None, self.worker, index)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if err:
+            raise OSError(err, f"parallel: pthread_create failed for worker {index}: {os.strerror(err)}")
+        self.tids.append(tid.value)
+
+    def stop(self):
+        """Stop and join every worker (at exit: their code must outlive them)."""
+        w = self.words
+        w["workers"].value = 0
+        w["stop"].value = 1
+        w["seq"].value += 1
+        for _ in self.tids:  # wake sleepers: futex_wake on seq (202 = SYS_futex, 129 = FUTEX_WAKE_PRIVATE)
+            self.libc.syscall(ctypes.c_long(202), ctypes.c_void_p(ctypes.addressof(w["seq"])), ctypes.c_long(129),
+                              ctypes.c_long(0x7FFFFFFF), ctypes.c_void_p(0))
+        for tid in self.tids:
+            self.libc.pthread_join(tid, None)
+        self.tids = []
+
+    def after_fork_in_child(self):
+        """The child has only the forking thread: forget the parent's workers and start our own."""
+        w = self.words
+        self.tids = []
+        w["workers"].value = 0
+        w["state"].value = SENTINEL
+        for name in ("busy", "sleepers", "stop"):
+            w[name].value = 0
+        self.apply(threads, min_elements)
+
+
+def pool_address() -> int:
+    """The address of PARALLEL_FOR in this process (the pool is built and started on first use)."""
+    global _pool
+    if _pool is None:
+        with _lock:
+            if _pool is None:
+                pool = _Pool()
+                pool.apply(threads, min_elements)
+                _pool = pool
+    return _pool.address
+
+
+def worker_units() -> int:
+    """How many units of split loops the pool's workers (not the callers) have run in this process."""
+    return _pool.words[WORKER_UNITS].value if _pool is not None else 0
+
+
+def configure(threads: int | None = ..., min_elements: int | None = ...):
+    """Change the pool's settings for every later call (compiled code needs no recompiling).
+
+    Args:
+        threads: threads that run one large loop, the caller included (1 to
+            64); 1 runs every loop on the caller alone; None for the default
+            (every CPU in the process's affinity mask).
+        min_elements: loops over fewer elements run on the caller alone; None
+            for the default (65536).
+
+    Raises:
+        ValueError: threads outside 1..64, or not an int.
+
+    Example:
+        >>> parallel.configure(threads=2, min_elements=200_000)
+    """
+    g = globals()
+    if threads is not ...:
+        g["threads"] = min(MAX_THREADS, available_cpus()) if threads is None else _check_threads(threads)
+    if min_elements is not ...:
+        g["min_elements"] = 65536 if min_elements is None else int(min_elements)
+    with _lock:
+        if _pool is not None:
+            _pool.apply(g["threads"], g["min_elements"])
+
+
+def _at_exit():
+    with _lock:
+        if _pool is not None:
+            _pool.stop()
+
+
+def _after_fork_in_child():
+    global _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    if _pool is not None:
+        _pool.after_fork_in_child()
+
+
+atexit.register(_at_exit)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+codegen.parallel.provide_pool(pool_address)
