@@ -6,10 +6,12 @@ step it can split in a ParallelStep:
     Fill / FusedFill  over at least 2 * UNIT_ELEMENTS elements: units of
                       UNIT_ELEMENTS consecutive elements when the loop is
                       flat, else of whole rows of the outermost axis
-    Reduce            of every axis of at least 2 * UNIT_ELEMENTS elements:
+    Reduce            of at least 2 * UNIT_ELEMENTS elements, of every axis:
                       each unit reduces its elements into its own slot of an
                       arena buffer, and the step then combines the slots in
-                      unit order
+                      unit order; of trailing axes only (a sum over each
+                      row): units of rows of the kept axes, each output
+                      element reduced by the step's own loop
 
 A ParallelStep emits its loop as `void body(i8** ctx, i64 first, i64 stop)`
 running units [first, stop), and calls the runtime's
@@ -82,7 +84,13 @@ def _split(ctx, step):
         return ParallelStep(step, _RowFill(fills, rows)) if rows.units >= 2 else None
     if isinstance(step, Reduce):
         src = step.src
-        if src.type.size < 2 * UNIT_ELEMENTS or set(step.axes) != set(range(len(src.shape))):
+        if src.type.size < 2 * UNIT_ELEMENTS or step.dest.type.size == 0:
+            return None
+        if step.splits_rows():
+            outer = src.shape[:len(step.dest.shape)]
+            rows = _Rows(outer, [set()] * len(outer), src.type.size // max(1, step.dest.type.size))
+            return ParallelStep(step, _RowReduce(step, rows)) if rows.units >= 2 else None
+        if set(step.axes) != set(range(len(src.shape))):
             return None
         rows = None if src.linear else _Rows(src.shape, placement_splits(src, src.shape))
         units = -(-src.type.size // UNIT_ELEMENTS) if rows is None else rows.units
@@ -202,24 +210,24 @@ def dynamic_loop(k, begin, end, lo: int, hi: int, body, carry=()):
 
 
 class _Rows:
-    """Units of whole rows of the outermost axis of `shape` (about UNIT_ELEMENTS elements each),
-    with the static cuts of each axis (placement_splits) kept, so each piece keeps its bounds."""
+    """Units of whole rows of the outermost axis of `shape` (about UNIT_ELEMENTS elements of work
+    each, `work` per index), with the static cuts of each axis (placement_splits) kept, so each
+    piece keeps its bounds."""
 
-    def __init__(self, shape, splits):
+    def __init__(self, shape, splits, work: int = 1):
         self.shape = tuple(shape)
         self.splits = splits
-        row = int(np.prod(self.shape[1:], dtype=np.int64)) if len(self.shape) > 1 else 1
+        row = int(np.prod(self.shape[1:], dtype=np.int64)) * work
         self.rows_per_unit = max(1, UNIT_ELEMENTS // max(row, 1))
         self.units = -(-self.shape[0] // self.rows_per_unit) if self.shape else 0
-        d0 = self.shape[0] if self.shape else 0
-        edges = [0] + sorted(c for c in splits[0] if 0 < c < d0) + [d0] if self.shape else []
-        self.pieces = list(zip(edges, edges[1:]))
 
     def loop(self, k, first, stop, body, carry=()):
         """Every index of units [first, stop) in C order: body(idx, *carry) -> carry."""
+        d0 = self.shape[0]
+        edges = [0] + sorted(c for c in self.splits[0] if 0 < c < d0) + [d0]
         r0 = k.b.mul(first, k.i64(self.rows_per_unit))
-        r1 = _min(k, k.b.mul(stop, k.i64(self.rows_per_unit)), self.shape[0])
-        for lo, hi in self.pieces:
+        r1 = _min(k, k.b.mul(stop, k.i64(self.rows_per_unit)), d0)
+        for lo, hi in zip(edges, edges[1:]):
             carry = dynamic_loop(
                 k, _max(k, r0, lo), _min(k, r1, hi), lo, hi,
                 lambda i, *c: k.nest(self.shape[1:], lambda idx, *cc: body([i] + idx, *cc), c, splits=self.splits[1:]),
@@ -254,6 +262,29 @@ class _RowFill:
 
     def emit_units(self, k, first, stop):
         self.rows.loop(k, first, stop, lambda idx: [f.dest.store(k, idx, f.src.read(k, idx)) for f in self.fills])
+
+    def finish(self, k):
+        pass
+
+
+class _RowReduce:
+    """Reduce of trailing axes only: units of rows of the kept axes, each output element computed
+    by the step's own loop, as on one thread."""
+
+    def __init__(self, step: Reduce, rows: _Rows):
+        self.step = step
+        self.rows = rows
+        self.elements = step.src.type.size
+        self.units = rows.units
+
+    def emit_units(self, k, first, stop):
+        rows = self.rows
+
+        def outer_loop(shape, body, splits):
+            rows.splits = splits
+            rows.loop(k, first, stop, body)
+
+        self.step.emit(k, outer_loop)
 
     def finish(self, k):
         pass

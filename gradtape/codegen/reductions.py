@@ -87,7 +87,15 @@ class Reduce(Step):
     def writes(self):
         return {self.dest.buffer} | ({self.scratch.buffer} if self.scratch else set())
 
-    def emit(self, k):
+    def splits_rows(self) -> bool:
+        """Whether each output element is one reduction of trailing axes, so that rows of the
+        outer axes can be computed apart (by parallel.py's units) with the same results."""
+        trailing = _trailing_reduced(self.src.shape, self.axes)
+        return 0 < trailing < len(self.src.shape) and not any(a < len(self.src.shape) - trailing for a in self.axes)
+
+    def emit(self, k, outer_loop=None):
+        """The step; `outer_loop(shape, body, splits)` replaces the nest over the outer (kept) axes
+        when given (parallel.py's units of rows, for a step that splits_rows)."""
         dest, src, axes, kind = self.dest, self.src, self.axes, self.kind
         dtype = dest.dtype
         acc_dtype = self.accumulator_dtype(kind, dtype)
@@ -136,7 +144,7 @@ class Reduce(Step):
                 dest.store(k, out_idx, narrow(val))
 
         splits = placement_splits(src, shape)
-        k.nest(outer_shape, body, splits=splits[:n_outer])
+        (outer_loop or k.nest)(outer_shape, body, splits=splits[:n_outer])
         if accumulate_outer and self.scratch is not None:
             scratch = self.scratch
             k.loop(dest.type.size, lambda i: dest.store_linear(k, i, narrow(scratch._load_linear(k, i))))

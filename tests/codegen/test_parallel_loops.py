@@ -204,3 +204,51 @@ def test_configure_rejects_bad_thread_counts(bad):
 def test_default_threads_are_the_available_cpus():
     parallel.configure(threads=None)
     assert parallel.threads == min(64, len(os.sched_getaffinity(0)))
+
+
+@pytest.mark.parametrize("shape,axis", [((3000, 37), -1), ((64, 9, 301), (1, 2)), ((257, 2, 129), -1)])
+def test_reductions_of_trailing_axes_split_by_rows(shape, axis):
+    x = np.random.default_rng(8).normal(size=shape)
+    f = lambda x: gt.sum(gt.exp(x) * x, axis=axis) + gt.max(x[..., ::-1] + 1.0, axis=axis)  # noqa: E731
+    cf = _native(f, x)
+    (got,) = _identical(cf, [x])
+    np.testing.assert_allclose(got, np.sum(np.exp(x) * x, axis=axis) + np.max(x[..., ::-1] + 1.0, axis=axis),
+                               rtol=1e-13, atol=1e-13)
+    assert _split(gt.make_ir(f, x))
+
+
+def test_sum_over_a_leading_axis_stays_whole_and_right():
+    x = np.random.default_rng(9).normal(size=(3000, 40))
+    f = lambda x: gt.sum(x * x, axis=0)  # noqa: E731
+    (got,) = _identical(_native(f, x), [x])
+    np.testing.assert_allclose(got, np.sum(x * x, axis=0), rtol=1e-13)
+    assert not _split(gt.make_ir(f, x))
+
+
+def _child_result(cf, x, conn):
+    try:
+        deadline, before = time.monotonic() + 30, parallel.worker_units()
+        while True:
+            (got,) = cf(x)
+            if parallel.worker_units() > before or time.monotonic() > deadline:
+                break
+        conn.send((got, parallel.worker_units() > before))
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")
+def test_a_forked_child_starts_its_own_workers():
+    import multiprocessing
+
+    x = np.random.default_rng(10).normal(size=64 * U)
+    cf = _native(lambda x: gt.sin(x) * gt.cos(x) + gt.tanh(x), x)
+    (want,) = _with_threads(cf, [x], 2)  # the parent's pool is running
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=_child_result, args=(cf, x, child))
+    p.start()
+    got, workers_helped = parent.recv()
+    p.join(60)
+    assert p.exitcode == 0
+    assert np.array_equal(got, want) and workers_helped
