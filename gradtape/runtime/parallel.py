@@ -194,7 +194,7 @@ def configure(threads: int | None = ..., min_elements: int | None = ...):
     Example:
         >>> parallel.configure(threads=2, min_elements=200_000)
     """
-    g = globals()
+    g = globals()  # the parameters are named like the module's settings they set
     if threads is not ...:
         g["threads"] = min(MAX_THREADS, available_cpus()) if threads is None else _check_threads(threads)
     if min_elements is not ...:
