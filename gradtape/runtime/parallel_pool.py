@@ -65,7 +65,9 @@ BODY = ir.FunctionType(ir.VoidType(), [_pptr, _i64, _i64])
 
 _SYS_FUTEX = 202  # x86-64
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
-_CALLER_SPINS_BEFORE_YIELD = 4096
+# The caller waiting for a unit another thread runs spins this long (time stamp counter cycles,
+# about 20 µs), then yields its core: the thread it waits for may be queued behind it.
+_CALLER_SPIN_CYCLES = 50_000
 
 
 def global_name(word: str) -> str:
@@ -183,21 +185,16 @@ class _PoolModule:
         b.call(self.run_units, [])
         # Units other threads claimed may still be running: wait for them (spin, then yield the core).
         wait, spin, yield_, finish = (fn.append_basic_block(s) for s in ("wait", "spin", "yield", "finish"))
-        entry_block = b.block
+        t0 = b.call(self.cycles, [])
         b.branch(wait)
         b.position_at_end(wait)
-        spins = b.phi(_i64)
-        spins.add_incoming(_c(_i64, 0), entry_block)
         b.cbranch(b.icmp_unsigned("==", self.load(b, "done"), units), finish, spin)
         b.position_at_end(spin)
         b.call(self.pause, [])
-        more = b.add(spins, _c(_i64, 1))
-        spin_end = b.block
-        b.cbranch(b.icmp_unsigned(">", more, _c(_i64, _CALLER_SPINS_BEFORE_YIELD)), yield_, wait)
-        spins.add_incoming(more, spin_end)
+        waited = b.sub(b.call(self.cycles, []), t0)
+        b.cbranch(b.icmp_unsigned(">", waited, _c(_i64, _CALLER_SPIN_CYCLES)), yield_, wait)
         b.position_at_end(yield_)
         b.call(self.sched_yield, [])
-        spins.add_incoming(more, b.block)
         b.branch(wait)
 
         b.position_at_end(finish)
