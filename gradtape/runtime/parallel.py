@@ -136,7 +136,7 @@ class _Pool:
         self.tids = []
         w["workers"].value = 0
         w["state"].value = SENTINEL
-        for name in ("busy", "sleepers", "stop"):
+        for name in ("busy", "sleepers", "stop", "alone_until", "back_off"):
             w[name].value = 0
         self.apply(threads, min_elements)
 

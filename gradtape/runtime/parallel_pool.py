@@ -36,6 +36,12 @@ atomics; x86-64's order makes them cheap):
   caller takes the rest.
 - `busy` lets one caller at a time use the pool; a second Python thread
   calling compiled code meanwhile runs its loops alone.
+- A call that shows other processes holding the cores (it waited for a
+  unit much longer than units take, or the caller ran under a quarter of
+  its share) makes the following calls run alone for a while
+  (`alone_until`: 16 times its duration, doubled for each crowded call in
+  a row up to 1024 times or 0.1 s), so that a crowded machine costs little
+  more than one thread.
 - Worker i takes part while i < `workers` (set by parallel.py), and
   leaves its loop when `stop` is set (at interpreter exit).
 """
@@ -51,7 +57,7 @@ SENTINEL = 0xFFFFFFFF
 # smallest loop (in elements) worth splitting, how long an idle worker spins.
 SETTINGS = ("workers", "min_elements", "spin_cycles")
 # Words parallel.py resets in a forked child, whose pool has no threads.
-STATE = ("state", "busy", "sleepers", "seq", "stop")
+STATE = ("state", "busy", "sleepers", "seq", "stop", "alone_until", "back_off")
 # Units the workers ran since the pool started (for tests and benchmarks: proof the workers took part).
 WORKER_UNITS = "worker_units"
 
@@ -68,6 +74,8 @@ _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 # The caller waiting for a unit another thread runs spins this long (time stamp counter cycles,
 # about 20 µs), then yields its core: the thread it waits for may be queued behind it.
 _CALLER_SPIN_CYCLES = 50_000
+BACK_OFF, MAX_BACK_OFF = 16, 1024
+MAX_ALONE_CYCLES = 250_000_000  # about 0.1 s: how soon a machine that became quiet gets used again
 
 
 def global_name(word: str) -> str:
@@ -84,7 +92,7 @@ class _PoolModule:
         self.words = {}
         for name, ty in [("state", _i64), ("done", _i64), ("seq", _i32), ("sleepers", _i32), ("busy", _i32),
                          ("stop", _i32), ("fn", BODY.as_pointer()), ("ctx", _pptr), ("units", _i64),
-                         (WORKER_UNITS, _i64),
+                         (WORKER_UNITS, _i64), ("alone_until", _i64), ("back_off", _i64),
                          *((s, _i64) for s in SETTINGS)]:
             g = ir.GlobalVariable(m, ty, global_name(name))
             g.initializer = _c(ty, SENTINEL if name == "state" else None if name in ("fn", "ctx") else 0)
@@ -155,6 +163,7 @@ class _PoolModule:
         worth = b.and_(b.icmp_signed(">=", units, _c(_i64, 2)),
                        b.icmp_signed(">=", elements, self.load(b, "min_elements")))
         worth = b.and_(worth, b.icmp_signed(">", self.load(b, "workers"), _c(_i64, 0)))
+        worth = b.and_(worth, b.icmp_unsigned(">=", b.call(self.cycles, []), self.load(b, "alone_until")))
         b.cbranch(worth, shared, alone)
 
         b.position_at_end(alone)
@@ -166,6 +175,7 @@ class _PoolModule:
         b.cbranch(took, publish, alone)
 
         b.position_at_end(publish)
+        started = b.call(self.cycles, [])  # before the wake: it may hand this core to the worker
         self.store(b, "fn", body)
         self.store(b, "ctx", ctx)
         self.store(b, "units", units)
@@ -182,7 +192,7 @@ class _PoolModule:
         b.branch(run)
 
         b.position_at_end(run)
-        b.call(self.run_units, [])
+        ran = b.call(self.run_units, [])
         # Units other threads claimed may still be running: wait for them (spin, then yield the core).
         wait, spin, yield_, finish = (fn.append_basic_block(s) for s in ("wait", "spin", "yield", "finish"))
         t0 = b.call(self.cycles, [])
@@ -198,9 +208,34 @@ class _PoolModule:
         b.branch(wait)
 
         b.position_at_end(finish)
+        self._back_off_when_crowded(b, started, ran, t0, units)
         self.store(b, "state", b.or_(first, _c(_i64, SENTINEL)))
         self.store(b, "busy", _c(_i32, 0))
         b.ret_void()
+
+    def _back_off_when_crowded(self, b, started, ran, own_done, units):
+        """Run loops alone for a while (BACK_OFF times this call's duration) when this call shows
+        that other processes hold the cores: the caller waited for a unit much longer than units
+        take (the worker running it lost its core), or ran under a quarter of its share of the
+        units (waking the worker took the caller's own core: the scheduler put them together).
+        Splitting on a crowded machine would otherwise cost a few milliseconds now and then."""
+        now = b.call(self.cycles, [])
+        waited = b.sub(now, own_done)
+        per_unit = b.udiv(b.sub(own_done, started), b.select(b.icmp_unsigned("==", ran, _c(_i64, 0)), _c(_i64, 1), ran))
+        limit = b.add(b.mul(per_unit, _c(_i64, 4)), _c(_i64, _CALLER_SPIN_CYCLES))
+        straggler = b.icmp_unsigned(">", waited, limit)
+        threads = b.add(self.load(b, "workers"), _c(_i64, 1))
+        starved = b.icmp_unsigned("<", b.mul(b.mul(ran, threads), _c(_i64, 4)), units)
+        crowded = b.or_(straggler, starved)
+        # Each crowded call in a row doubles the factor (16, 32, ... 1024); a good call resets it.
+        factor = self.load(b, "back_off")
+        factor = b.select(b.icmp_unsigned("<", factor, _c(_i64, BACK_OFF)), _c(_i64, BACK_OFF), factor)
+        self.store(b, "back_off", b.select(crowded, b.select(b.icmp_unsigned("<", factor, _c(_i64, MAX_BACK_OFF)),
+                                                             b.shl(factor, _c(_i64, 1)), factor), _c(_i64, BACK_OFF)))
+        with b.if_then(crowded):
+            pause = b.mul(b.sub(now, started), factor)
+            pause = b.select(b.icmp_unsigned("<", pause, _c(_i64, MAX_ALONE_CYCLES)), pause, _c(_i64, MAX_ALONE_CYCLES))
+            self.store(b, "alone_until", b.add(now, pause))
 
     def _emit_worker(self):
         """`i8* worker(i8* index)`: the loop of worker `index` (a pthread start routine)."""
