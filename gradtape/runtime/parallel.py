@@ -62,16 +62,16 @@ def available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _check_threads(threads: int) -> int:
+def _check_threads(threads: int, where: str = "parallel.configure: threads", default: str = "None") -> int:
     if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= MAX_THREADS:
         raise ValueError(
-            f"parallel.configure: threads must be an int from 1 to {MAX_THREADS} (or None for the "
+            f"{where} must be an int from 1 to {MAX_THREADS} (or {default} for the "
             f"default, {available_cpus()}), got {threads!r}"
         )
     return threads
 
 
-threads = _check_threads(min(MAX_THREADS, _env_int("GRADTAPE_THREADS", available_cpus())))
+threads = _check_threads(_env_int("GRADTAPE_THREADS", min(MAX_THREADS, available_cpus())), "GRADTAPE_THREADS", "unset")
 min_elements = _env_int("GRADTAPE_PARALLEL_MIN_ELEMENTS", 65536)
 
 _lock = threading.Lock()

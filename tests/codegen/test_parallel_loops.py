@@ -252,3 +252,13 @@ def test_a_forked_child_starts_its_own_workers():
     p.join(60)
     assert p.exitcode == 0
     assert np.array_equal(got, want) and workers_helped
+
+
+def test_a_bad_thread_count_in_the_environment_is_named():
+    import subprocess
+    import sys
+
+    env = dict(os.environ, GRADTAPE_THREADS="0")
+    run = subprocess.run([sys.executable, "-c", "import gradtape"], env=env, capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "GRADTAPE_THREADS must be an int from 1 to 64 (or unset for the default" in run.stderr
