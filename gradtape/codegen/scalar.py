@@ -22,6 +22,7 @@ from .dtypes import I64, constant, is_bool, is_float, is_signed, value_type
 from .math_ir import emit_intrinsic
 from .scalar_division import DIVISION
 from .scalar_special import SPECIAL
+from .scalar_random import RANDOM
 
 
 def _per_kind(float_fn, int_fn, bool_fn=None):
@@ -186,6 +187,7 @@ SCALAR: dict[Op, Callable] = {
     ops.where_p: make_where,
     **DIVISION,
     **SPECIAL,
+    **RANDOM,
 }
 """The scalar code of every elementwise op but the math functions, keyed by op."""
 
