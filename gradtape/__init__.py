@@ -66,7 +66,15 @@ del _backward_plan
 # Optimization loops: optimizers and schedules, the compiled training step, SciPy interop
 # (gradtape.scipy imports SciPy only when minimize is called).
 from . import optimizers  # noqa: F401,E402
+import sys as _sys  # noqa: E402
+
 from . import scipy  # noqa: F401,E402
+from . import random  # noqa: F401,E402  (keys and draws: gradtape.random)
+
+# Messages about unsupported NumPy functions name gradtape's function of the same name, if any.
+from .tracer import numpy_names as _numpy_names  # noqa: E402
+_numpy_names.NAMESPACES[:] = [(_sys.modules[__name__], "gradtape"), (scipy.special, "gradtape.scipy.special")]
+del _numpy_names
 from .training import TrainStep, train_step  # noqa: F401,E402
 
 from ._version import __version__  # noqa: E402,F401

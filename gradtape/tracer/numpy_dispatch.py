@@ -20,6 +20,7 @@ from __future__ import annotations
 
 
 from .errors import ConcretizationError, TracerError, UnsupportedNumPyFunction
+from .numpy_names import alternative, full_name, numpy_caller
 from .tape_stack import local as _tapes
 from .tensor import Tensor
 from .variable import Variable
@@ -41,11 +42,12 @@ def implements(*numpy_functions, reduce_of=None):
     return register
 
 
-def _unsupported(name: str):
+def _unsupported(func, method: str | None = None):
+    """The error for a NumPy function (or ufunc method) with no gradtape implementation:
+    its full name, and what gradtape has instead."""
+    name = full_name(func) + (f".{method}" if method else "")
     return UnsupportedNumPyFunction(
-        f"gradtape does not support numpy.{name} on Tensors, so it cannot be "
-        "differentiated. Use a gradtape function instead, or call .numpy() to "
-        "compute it on plain arrays as a constant."
+        f"gradtape does not support {name} on Tensors, so it cannot be differentiated. {alternative(name)}"
     )
 
 
@@ -64,20 +66,20 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__":
         fn = _functions.get(ufunc)
         if fn is None:
-            raise _unsupported(ufunc.__name__)
+            raise _unsupported(ufunc)
         return fn(*inputs, **kwargs)
     if method == "reduce":
         fn = _reductions.get(ufunc)
         if fn is None:
-            raise _unsupported(f"{ufunc.__name__}.reduce")
+            raise _unsupported(ufunc, "reduce")
         return fn(*inputs, **kwargs)
-    raise _unsupported(f"{ufunc.__name__}.{method}")
+    raise _unsupported(ufunc, method)
 
 
 def array_function(self, func, types, args, kwargs):
     fn = _functions.get(func)
     if fn is None:
-        raise _unsupported(getattr(func, "__name__", repr(func)))
+        raise _unsupported(func)
     return fn(*args, **kwargs)
 
 
@@ -111,14 +113,14 @@ def tensor_array(self, dtype=None, copy=None):
             self.numpy()  # a leaked tracer raises its own error here
         except ConcretizationError:
             raise ConcretizationError(
-                f"NumPy tried to convert an abstract tensor {self._sym.type} of a staged function "
-                "to a plain array (np.asarray / np.array of a tensor, or a list of tensors given to "
-                "a NumPy function); it has no value while tracing, and an array would be a constant "
-                f"with no derivative. {_FIX}"
+                f"NumPy ({numpy_caller()}) tried to convert an abstract tensor {self._sym.type} of a "
+                "staged function to a plain array (np.asarray / np.array of a tensor, or a list of "
+                "tensors given to a NumPy function); it has no value while tracing, and an array would "
+                f"be a constant with no derivative. {_FIX}"
             ) from None
     if _tracked_by(self) is not None:
         raise ConstantConversionError(
-            f"NumPy tried to convert a tensor of shape {self.shape} that a recording GradientTape "
+            f"NumPy ({numpy_caller()}) tried to convert a tensor of shape {self.shape} that a recording GradientTape "
             "differentiates to a plain array (np.asarray / np.array of a tensor, or a list of "
             "tensors given to a NumPy function): the result would be a constant and its gradient "
             f"silently lost. {_FIX}"
