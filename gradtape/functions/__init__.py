@@ -12,12 +12,19 @@ import types as _types
 
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
 from . import arrays, control_flow, creation, elementwise, linalg, nn, reductions, shape
+from . import elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more  # the rest of NumPy
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
 from . import predicates, scans, statistics  # issue 15 points 2 and 6: reductions, predicates
 from . import elementwise_more, elementwise_division  # issue 15 point 1: NumPy's other elementwise functions
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_more import *  # noqa: F401,F403
 from .elementwise_division import *  # noqa: F401,F403
+from .elementwise_rest import *  # noqa: F401,F403
+from .arrays_more import *  # noqa: F401,F403
+from .polynomials import *  # noqa: F401,F403
+from .calculus import *  # noqa: F401,F403
+from .sets import *  # noqa: F401,F403
+from .linear_algebra_more import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .rearrange import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
@@ -46,5 +53,6 @@ def _public_functions(module: _types.ModuleType) -> list:
 
 __all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow,
                                rearrange, joining, sorting, grids,
-                               scans, statistics, predicates, elementwise_more, elementwise_division)
+                               scans, statistics, predicates, elementwise_more, elementwise_division,
+                               elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more)
            for name in _public_functions(module)]

@@ -43,11 +43,13 @@ def args(*makers):
 def all_specs() -> list:
     from . import (specs_contract, specs_control, specs_custom, specs_elementwise, specs_indexing,
                    specs_reduce, specs_shape)
+    from . import specs_numpy_more
     from . import specs_statistics
     from . import specs_division, specs_special
 
     return (
         specs_elementwise.SPECS
+        + specs_numpy_more.SPECS
         + specs_indexing.SPECS
         + specs_reduce.SPECS
         + specs_contract.SPECS

@@ -1,0 +1,338 @@
+"""NumPy's numerical calculus and sampling functions on tensors: trapezoid,
+gradient, unwrap, geomspace, logspace, cov, corrcoef, histogram,
+histogram_bin_edges, and the NaN-ignoring quantiles nanquantile,
+nanpercentile and nanmedian.
+
+Compositions of gradtape's functions: they differentiate, batch and compile
+as those do. Sizes (num, bins, edge_order) must be concrete.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracer.numpy_dispatch import implements
+from . import elementwise as ew
+from . import elementwise_division as division
+from . import reductions, scans, sorting
+from ._promote import as_tensor, float_operand, normalize_axis
+from .grids import linspace
+from .shape import concatenate, moveaxis, reshape, stack
+
+__all__ = ["trapezoid", "gradient", "unwrap", "geomspace", "logspace", "cov", "corrcoef", "histogram",
+           "histogram_bin_edges", "nanquantile", "nanpercentile", "nanmedian"]
+
+
+def _along(x, axis):
+    """x with `axis` moved last."""
+    return moveaxis(x, axis, -1)
+
+
+@implements(np.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of y by the trapezoidal rule along axis (samples at x, or spaced dx), as numpy.trapezoid.
+
+    Example::
+
+        >>> gradtape.trapezoid(gradtape.constant([1.0, 2.0, 3.0]))
+        Tensor(4., dtype=float64)
+    """
+    y = _along(float_operand(y), axis)
+    if x is None:
+        widths = dx
+    else:
+        x = as_tensor(x)
+        x = _along(x, axis) if x.ndim > 1 else x
+        widths = ew.subtract(x[..., 1:], x[..., :-1])
+    return reductions.sum(ew.multiply(widths, ew.multiply(ew.add(y[..., 1:], y[..., :-1]), 0.5)), axis=-1)
+
+
+@implements(np.gradient)
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """Derivative estimates of sampled f: central differences inside, one-sided
+    (first order) at the ends, as numpy.gradient with scalar spacings.
+
+    Args:
+      f: a Tensor or array-like with at least 2 samples along each axis used.
+      *varargs: one spacing for all axes, or one per axis (numbers; arrays of
+        coordinates are not supported).
+      axis: None (every axis), an int or a tuple of ints.
+      edge_order: 1 (2 is not supported).
+
+    Returns:
+      A Tensor for one axis, else a tuple of Tensors (one per axis), as NumPy.
+
+    Example::
+
+        >>> gradtape.gradient(gradtape.constant([1.0, 4.0, 9.0, 16.0]))
+        Tensor([3., 4., 6., 7.], dtype=float64)
+    """
+    f = float_operand(f)
+    axes = normalize_axis("gradient", axis, f.ndim, sort=False)
+    if edge_order != 1:
+        raise ValueError(f"gradient: gradtape supports edge_order=1, got {edge_order}")
+    spacings = list(varargs) if len(varargs) > 1 else [varargs[0] if varargs else 1.0] * len(axes)
+    if len(spacings) != len(axes) or any(np.ndim(h) != 0 for h in spacings):
+        raise TypeError("gradient: spacings must be numbers, one for all axes or one per axis "
+                        "(coordinate arrays are not supported)")
+    out = []
+    for ax, h in zip(axes, spacings):
+        g = _along(f, ax)
+        if g.shape[-1] < 2:
+            raise ValueError(f"gradient: shape of the array along axis {ax} must be at least 2 (edge_order + 1), "
+                             f"got {f.shape}")
+        first = ew.divide(ew.subtract(g[..., 1:2], g[..., 0:1]), h)
+        last = ew.divide(ew.subtract(g[..., -1:], g[..., -2:-1]), h)
+        inner = ew.divide(ew.subtract(g[..., 2:], g[..., :-2]), 2.0 * h)
+        out.append(moveaxis(concatenate([first, inner, last], axis=-1), -1, ax))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@implements(np.unwrap)
+def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
+    """p with jumps larger than period/2 (or discont) between neighbours removed
+    by adding multiples of period, as numpy.unwrap.
+
+    Example::
+
+        >>> gradtape.unwrap(gradtape.constant([0.0, 3.0, 6.5])).numpy().round(4)
+        array([0.    , 3.    , 0.2168])
+    """
+    p = _along(float_operand(p), axis)
+    half = period / 2
+    discont = half if discont is None else max(discont, half)
+    dd = ew.subtract(p[..., 1:], p[..., :-1])
+    ddmod = ew.subtract(division.remainder(ew.add(dd, half), period), half)
+    ddmod = ew.where(ew.logical_and(ew.equal(ddmod, -half), ew.greater(dd, 0)), half, ddmod)
+    correction = ew.where(ew.less(ew.abs(dd), discont), 0.0, ew.subtract(ddmod, dd))
+    shifts = concatenate([ew.multiply(p[..., :1], 0.0), scans.cumsum(correction, axis=-1)], axis=-1)
+    return moveaxis(ew.add(p, shifts), -1, axis)
+
+
+@implements(np.logspace)
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop, num), as numpy.logspace (differentiable in start and stop).
+
+    Example::
+
+        >>> gradtape.logspace(gradtape.constant(0.0), 2.0, 3)
+        Tensor([  1.,  10., 100.], dtype=float64)
+    """
+    exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    out = ew.power(base, exponents)
+    return out if dtype is None else ew.cast(out, dtype)
+
+
+@implements(np.geomspace)
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Numbers spaced evenly on a log scale from start to stop (ends exact), as numpy.geomspace.
+
+    start and stop must be nonzero and of one sign (real numbers only).
+
+    Example::
+
+        >>> gradtape.geomspace(gradtape.constant(1.0), 1000.0, 4)
+        Tensor([   1.,   10.,  100., 1000.], dtype=float64)
+    """
+    start, stop = float_operand(start), float_operand(stop)
+    sign = ew.sign(start)
+    logs = linspace(ew.log10(ew.abs(start)), ew.log10(ew.abs(stop)), num, endpoint=endpoint, axis=axis)
+    out = ew.multiply(sign, ew.power(10.0, logs))
+    n = int(num)
+    if n > 0 and out.ndim == 1:  # NumPy sets the ends exactly
+        parts = [reshape(start, (1,))]
+        if n > 1:
+            parts.append(out[1:n - 1] if endpoint else out[1:])
+            if endpoint:
+                parts.append(reshape(stop, (1,)))
+        out = concatenate(parts) if len(parts) > 1 else parts[0]
+    return out if dtype is None else ew.cast(out, dtype)
+
+
+@implements(np.cov)
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """The covariance matrix of the variables in m (rows, unless rowvar=False), as numpy.cov.
+
+    Weights (fweights, aweights) are not supported.
+
+    Example::
+
+        >>> gradtape.cov(gradtape.constant([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        Tensor([[ 1., -1.],
+                [-1.,  1.]], dtype=float64)
+    """
+    if fweights is not None or aweights is not None:
+        raise TypeError("cov: fweights and aweights are not supported by gradtape")
+    x = float_operand(m)
+    if x.ndim > 2:
+        raise ValueError(f"cov: m has more than 2 dimensions: shape {x.shape}")
+    x = reshape(x, (1, -1)) if x.ndim < 2 else x
+    if not rowvar and x.shape[0] != 1:
+        x = moveaxis(x, 0, 1)
+    if y is not None:
+        yy = float_operand(y)
+        yy = reshape(yy, (1, -1)) if yy.ndim < 2 else yy
+        if not rowvar and yy.shape[0] != 1:
+            yy = moveaxis(yy, 0, 1)
+        x = concatenate([x, ew.cast(yy, x.dtype)], axis=0)
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    n = x.shape[1]
+    centered = ew.subtract(x, reductions.mean(x, axis=1, keepdims=True))
+    out = ew.divide(np.matmul(centered, moveaxis(centered, 0, 1)), float(n - ddof))
+    out = out if dtype is None else ew.cast(out, dtype)
+    return reshape(out, ()) if out.shape == (1, 1) else out
+
+
+@implements(np.corrcoef)
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """Pearson correlation coefficients, cov / sqrt(outer(var, var)), clipped to [-1, 1], as numpy.corrcoef.
+
+    Example::
+
+        >>> gradtape.corrcoef(gradtape.constant([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        Tensor([[ 1., -1.],
+                [-1.,  1.]], dtype=float64)
+    """
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return ew.divide(c, c)
+    d = ew.sqrt(reductions.sum(ew.multiply(c, np.eye(c.shape[0], dtype=c.dtype)), axis=1))
+    out = ew.divide(ew.divide(c, reshape(d, (-1, 1))), reshape(d, (1, -1)))
+    return np.clip(out, -1.0, 1.0)
+
+
+def _bin_edges(name, a, bins, range_):
+    if not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise TypeError(f"{name}: gradtape supports an integer number of bins >= 1, got {bins!r}")
+    flat = reshape(float_operand(a), (-1,))
+    if range_ is None:
+        lo, hi = reductions.min(flat), reductions.max(flat)
+    else:
+        lo, hi = (as_tensor(v, flat.dtype) for v in range_)
+    # NumPy widens an empty range to [lo - 0.5, hi + 0.5]
+    same = ew.equal(lo, hi)
+    lo, hi = ew.where(same, ew.subtract(lo, 0.5), lo), ew.where(same, ew.add(hi, 0.5), hi)
+    return flat, linspace(lo, hi, int(bins) + 1)
+
+
+@implements(np.histogram_bin_edges)
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """The bin edges numpy.histogram uses: bins + 1 evenly spaced values from min(a) to max(a).
+
+    Differentiable in a through its minimum and maximum (or in range's ends).
+
+    Example::
+
+        >>> gradtape.histogram_bin_edges(gradtape.constant([0.0, 1.0, 4.0]), bins=2)
+        Tensor([0., 2., 4.], dtype=float64)
+    """
+    return _bin_edges("histogram_bin_edges", a, bins, range)[1]
+
+
+@implements(np.histogram)
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """(counts, bin edges) of a, as numpy.histogram with an integer number of bins.
+
+    Counts (sums of weights, if given) are computed by comparing every value
+    with every edge: O(len(a) * bins). They are differentiable in weights and
+    (with density) through the edges; plain counts are int64.
+
+    Example::
+
+        >>> counts, edges = gradtape.histogram(gradtape.constant([0.0, 1.0, 4.0]), bins=2)
+        >>> counts.numpy(), edges.numpy()
+        (array([2, 1]), array([0., 2., 4.]))
+    """
+    flat, edges = _bin_edges("histogram", a, bins, range)
+    n = int(bins)
+    values = reshape(flat, (-1, 1))
+    lower, upper = reshape(edges[:-1], (1, n)), reshape(edges[1:], (1, n))
+    last = np.arange(n) == n - 1  # the last bin includes its right edge
+    inside = ew.logical_and(ew.greater_equal(values, lower),
+                            ew.logical_or(ew.less(values, upper), ew.logical_and(last, ew.equal(values, upper))))
+    if weights is None and not density:
+        return reductions.sum(ew.cast(inside, np.int64), axis=0), edges
+    w = ew.multiply(reshape(float_operand(weights), (-1, 1)), 1.0) if weights is not None else 1.0
+    counts = reductions.sum(ew.where(inside, ew.add(ew.multiply(values, 0.0), w), 0.0), axis=0)
+    if density:
+        counts = ew.divide(counts, ew.multiply(reductions.sum(counts), ew.subtract(edges[1:], edges[:-1])))
+    return counts, edges
+
+
+def _nanquantile(name, a, q, axis, keepdims):
+    """Linear-interpolation quantiles of the non-NaN values of each group; NaN for an all-NaN group."""
+    a = float_operand(a)
+    axes = normalize_axis(name, axis, a.ndim)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    grouped = reshape(moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim))) if axes else a,
+                      tuple(a.shape[d] for d in kept) + (-1,))
+    ordered = sorting.sort(grouped, axis=-1)  # NaN last
+    count = reductions.sum(ew.cast(ew.logical_not(np.isnan(grouped)), a.dtype), axis=-1, keepdims=True)
+    last = ew.maximum(ew.subtract(count, 1.0), 0.0)
+    q = np.asarray(q, dtype=np.float64)
+    if np.any((q < 0) | (q > 1)):
+        raise ValueError(f"{name}: quantiles must be in the range [0, 1], got {q}")
+    results = []
+    for qi in q.ravel():
+        position = ew.multiply(last, float(qi))
+        below = ew.floor(position)
+        above = ew.minimum(ew.add(below, 1.0), last)
+        lo = sorting.take_along_axis(ordered, ew.cast(below, np.int64), axis=-1)
+        hi = sorting.take_along_axis(ordered, ew.cast(above, np.int64), axis=-1)
+        value = ew.add(lo, ew.multiply(ew.subtract(hi, lo), ew.subtract(position, below)))
+        value = ew.where(ew.equal(count, 0.0), np.nan, value)
+        results.append(reshape(value, value.shape[:-1]))
+    out = stack(results) if q.ndim else results[0]
+    out = reshape(out, q.shape + tuple(a.shape[d] for d in kept))
+    if keepdims:
+        out = reshape(out, q.shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
+    return out
+
+
+@implements(np.nanquantile)
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                weights=None, interpolation=None):
+    """The q-th quantiles of the non-NaN values, as numpy.nanquantile (method 'linear' only).
+
+    Each group is sorted (NaN last) and interpolated at q * (count - 1), the
+    count of its non-NaN values; the gradient goes to the two values each
+    result is interpolated from. An all-NaN group gives NaN.
+
+    Example::
+
+        >>> gradtape.nanquantile(gradtape.constant([4.0, np.nan, 1.0, 3.0]), 0.5)
+        Tensor(3., dtype=float64)
+    """
+    if out is not None or weights is not None or (interpolation or method) != "linear":
+        raise TypeError("nanquantile: gradtape supports method='linear' without out= or weights=")
+    return _nanquantile("nanquantile", a, q, axis, keepdims)
+
+
+@implements(np.nanpercentile)
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                  weights=None, interpolation=None):
+    """The q-th percentiles of the non-NaN values (q in [0, 100]), as numpy.nanpercentile.
+
+    Example::
+
+        >>> gradtape.nanpercentile(gradtape.constant([4.0, np.nan, 1.0, 3.0]), 50)
+        Tensor(3., dtype=float64)
+    """
+    if out is not None or weights is not None or (interpolation or method) != "linear":
+        raise TypeError("nanpercentile: gradtape supports method='linear' without out= or weights=")
+    return _nanquantile("nanpercentile", a, np.asarray(q, dtype=np.float64) / 100.0, axis, keepdims)
+
+
+@implements(np.nanmedian)
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of the non-NaN values, as numpy.nanmedian.
+
+    Example::
+
+        >>> gradtape.nanmedian(gradtape.constant([4.0, np.nan, 1.0]))
+        Tensor(2.5, dtype=float64)
+    """
+    if out is not None:
+        raise TypeError("nanmedian: out= is not supported (tensors are immutable)")
+    return _nanquantile("nanmedian", a, 0.5, axis, keepdims)

@@ -1,0 +1,126 @@
+"""NumPy's remaining elementwise functions on real tensors: fabs, rint, trunc,
+fix, modf, ldexp, angle and real_if_close.
+
+Each composes existing ops; the piecewise-constant ones (rint, trunc, fix and
+modf's integer part) have derivative 0, as floor and round do.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracer.numpy_dispatch import implements
+from . import elementwise as ew
+from ._promote import as_tensor, float_operand
+
+__all__ = ["fabs", "rint", "trunc", "fix", "modf", "ldexp", "angle", "real_if_close"]
+
+
+@implements(np.fabs)
+def fabs(x):
+    """|x| in floating point (integers become float64), as numpy.fabs.
+
+    Example::
+
+        >>> gradtape.fabs(gradtape.constant([-1.5, 2.0]))
+        Tensor([1.5, 2. ], dtype=float64)
+    """
+    return ew.abs(float_operand(x))
+
+
+@implements(np.rint)
+def rint(x):
+    """x rounded to the nearest integer, halves to even, as numpy.rint; derivative 0.
+
+    Example::
+
+        >>> gradtape.rint(gradtape.constant([0.5, 1.5, -2.5]))
+        Tensor([ 0.,  2., -2.], dtype=float64)
+    """
+    return ew.round(as_tensor(x))
+
+
+@implements(np.trunc, np.fix)
+def trunc(x, out=None):
+    """x rounded toward zero, as numpy.trunc and numpy.fix; derivative 0.
+
+    Example::
+
+        >>> gradtape.trunc(gradtape.constant([-1.7, 1.7]))
+        Tensor([-1.,  1.], dtype=float64)
+    """
+    if out is not None:
+        raise TypeError("trunc: out= is not supported (tensors are immutable)")
+    x = as_tensor(x)
+    if x.dtype.kind != "f":
+        return x
+    return ew.where(ew.less(x, 0.0), ew.ceil(x), ew.floor(x))
+
+
+fix = trunc
+
+
+@implements(np.modf)
+def modf(x):
+    """(fractional part, integer part) of x, both with x's sign, as numpy.modf.
+
+    The fractional part x - trunc(x) has derivative 1; the integer part 0.
+
+    Example::
+
+        >>> gradtape.modf(gradtape.constant([-2.5, 3.25]))
+        (Tensor([-0.5 ,  0.25], dtype=float64), Tensor([-2.,  3.], dtype=float64))
+    """
+    x = float_operand(x)
+    whole = trunc(x)
+    frac = ew.subtract(x, whole)
+    # NumPy: a whole number's fraction is a zero with x's sign (x * 0), and +-inf's is +-0
+    frac = ew.where(ew.equal(frac, 0.0), ew.multiply(x, 0.0), frac)
+    return ew.where(ew.equal(ew.abs(x), np.inf), ew.multiply(ew.sign(x), 0.0), frac), whole
+
+
+@implements(np.ldexp)
+def ldexp(x1, x2):
+    """x1 * 2**x2 for integer x2, as numpy.ldexp (differentiable in x1).
+
+    Example::
+
+        >>> gradtape.ldexp(gradtape.constant([1.5, 3.0]), [2, -1])
+        Tensor([6. , 1.5], dtype=float64)
+    """
+    x1 = float_operand(x1)
+    x2 = as_tensor(x2)
+    if x2.dtype.kind not in "iub":
+        raise TypeError(f"ldexp: the exponents must be integers, got {x2.dtype}")
+    return ew.multiply(x1, ew.power(x1.dtype.type(2.0), ew.cast(x2, x1.dtype)))
+
+
+@implements(np.angle)
+def angle(z, deg=False):
+    """The argument of real numbers: 0 for x >= +0, pi for x < 0 and -0.0, as numpy.angle on real input.
+
+    Its derivative is 0. gradtape has no complex tensors.
+
+    Example::
+
+        >>> gradtape.angle(gradtape.constant([2.0, -1.0]))
+        Tensor([0.        , 3.14159265], dtype=float64)
+    """
+    z = float_operand(z)
+    a = ew.arctan2(ew.where(ew.equal(z, z), 0.0, z), z)  # +0 (NaN for NaN): arctan2(+0, x < 0) = pi
+    return ew.multiply(a, 180.0 / math.pi) if deg else a
+
+
+@implements(np.real_if_close)
+def real_if_close(a, tol=100):
+    """a itself: real input is returned unchanged, as numpy.real_if_close does.
+
+    Example::
+
+        >>> gradtape.real_if_close(gradtape.constant([1.0]))
+        Tensor([1.], dtype=float64)
+    """
+    return as_tensor(a)
+
+
