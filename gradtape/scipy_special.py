@@ -17,6 +17,7 @@ import numpy as np
 
 from .functions import elementwise as ew
 from .functions import elementwise_division as division
+from .functions import elementwise_more
 from .functions import nn, reductions
 from .functions._promote import float_operand, normalize_axis, promote_pair
 from .functions.shape import reshape
@@ -24,7 +25,9 @@ from .ir.ops import special as special_ops
 from .tracer.dispatch import bind
 
 __all__ = ["erf", "erfc", "expit", "logit", "gammaln", "digamma", "psi", "polygamma", "gamma", "betaln",
-           "xlogy", "xlog1py", "logsumexp", "softmax", "log_softmax"]
+           "xlogy", "xlog1py", "logsumexp", "softmax", "log_softmax", "entr", "rel_entr", "kl_div", "ndtr",
+           "log_ndtr", "gammasgn", "rgamma", "beta", "poch", "factorial", "comb", "multigammaln", "boxcox",
+           "boxcox1p"]
 
 erf = ew.erf
 erfc = ew.erfc
@@ -223,3 +226,213 @@ def log_softmax(x, axis=None):
     """
     return nn.log_softmax(x, axis=axis)
 
+
+
+# --- more of scipy.special: compositions of the functions above ------------------------
+
+def entr(x):
+    """-x log x for x > 0, 0 at 0 and -inf for x < 0, as scipy.special.entr.
+
+    Example::
+
+        >>> special.entr(gradtape.constant([0.0, 0.5]))
+        Tensor([0.        , 0.34657359], dtype=float64)
+    """
+    x = float_operand(x)
+    return ew.where(ew.less(x, 0.0), -np.inf, ew.negative(xlogy(x, x)))
+
+
+def rel_entr(x, y):
+    """x log(x / y) for x, y > 0; 0 at x = 0 <= y; inf otherwise, as scipy.special.rel_entr.
+
+    Example::
+
+        >>> special.rel_entr(gradtape.constant([1.0, 0.0]), [2.0, 1.0])
+        Tensor([-0.69314718,  0.        ], dtype=float64)
+    """
+    x, y = promote_pair(x, y, True)
+    both = ew.logical_and(ew.greater(x, 0.0), ew.greater(y, 0.0))
+    safe_x, safe_y = ew.where(both, x, 1.0), ew.where(both, y, 1.0)
+    inside = ew.multiply(safe_x, ew.log(ew.divide(safe_x, safe_y)))
+    edge = ew.where(ew.logical_and(ew.equal(x, 0.0), ew.greater_equal(y, 0.0)), 0.0, np.inf)
+    nan = ew.logical_or(ew.not_equal(x, x), ew.not_equal(y, y))
+    return ew.where(nan, ew.add(x, y), ew.where(both, inside, edge))
+
+
+def kl_div(x, y):
+    """rel_entr(x, y) - x + y, as scipy.special.kl_div (inf where rel_entr is).
+
+    Example::
+
+        >>> special.kl_div(gradtape.constant([1.0, 0.0]), [2.0, 1.0])
+        Tensor([0.30685282, 1.        ], dtype=float64)
+    """
+    x, y = promote_pair(x, y, True)
+    return ew.add(ew.subtract(rel_entr(x, y), x), y)
+
+
+_SQRT_HALF = float(np.sqrt(0.5))
+
+
+def ndtr(x):
+    """The standard normal CDF, erfc(-x / sqrt(2)) / 2, as scipy.special.ndtr (accurate in the lower tail).
+
+    Example::
+
+        >>> special.ndtr(gradtape.constant([0.0, -10.0]))
+        Tensor([5.00000000e-01, 7.61985302e-24], dtype=float64)
+    """
+    x = float_operand(x)
+    return ew.multiply(ew.erfc(ew.multiply(x, -_SQRT_HALF)), 0.5)
+
+
+def log_ndtr(x):
+    """log(ndtr(x)), as scipy.special.log_ndtr: log1p(-ndtr(-x)) for x > 0 (no rounding to
+    log(1)), log(ndtr(x)) below, finite down to x = -37 (ndtr underflows after).
+
+    Example::
+
+        >>> special.log_ndtr(gradtape.constant([0.0, 10.0]))
+        Tensor([-6.93147181e-01, -7.61985302e-24], dtype=float64)
+    """
+    x = float_operand(x)
+    positive = ew.greater(x, 0.0)
+    upper = ew.log1p(ew.negative(ndtr(ew.negative(ew.where(positive, x, 0.0)))))
+    lower = ew.log(ndtr(ew.where(positive, 0.0, x)))
+    return ew.where(positive, upper, lower)
+
+
+def gammasgn(x):
+    """The sign of Gamma(x): 1 for x > 0, alternating between the poles for x < 0, NaN at
+    the poles below 0; +-1 at +-0, as scipy.special.gammasgn. Its derivative is 0.
+
+    Example::
+
+        >>> special.gammasgn(gradtape.constant([2.5, -0.5, -1.5]))
+        Tensor([ 1., -1.,  1.], dtype=float64)
+    """
+    x = float_operand(x)
+    odd = ew.equal(division.remainder(ew.floor(ew.negative(x)), 2.0), 0.0)
+    sign = ew.where(ew.greater(x, 0.0), 1.0, ew.where(odd, -1.0, 1.0))
+    pole = ew.logical_and(ew.less(x, 0.0), ew.equal(x, ew.floor(x)))
+    zero = ew.where(ew.equal(x, 0.0), elementwise_more.copysign(1.0, x), sign)
+    return ew.where(ew.logical_or(pole, ew.not_equal(x, x)), np.nan, zero)
+
+
+def rgamma(x):
+    """1 / Gamma(x), 0 at the poles, as scipy.special.rgamma.
+
+    Example::
+
+        >>> special.rgamma(gradtape.constant([3.0, -1.0]))
+        Tensor([0.5, 0. ], dtype=float64)
+    """
+    x = float_operand(x)
+    pole = ew.logical_and(ew.less_equal(x, 0.0), ew.equal(x, ew.floor(x)))
+    safe = ew.where(pole, 1.0, x)
+    return ew.where(pole, 0.0, ew.divide(gammasgn(safe), ew.exp(gammaln(safe))))
+
+
+def beta(a, b):
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b), for a, b > 0, as scipy.special.beta (exp of betaln).
+
+    Example::
+
+        >>> special.beta(gradtape.constant(2.0), 3.0)
+        Tensor(0.08333333, dtype=float64)
+    """
+    return ew.exp(betaln(a, b))
+
+
+def poch(z, m):
+    """The rising factorial Gamma(z + m) / Gamma(z), for z > 0 and z + m > 0, as scipy.special.poch.
+
+    Example::
+
+        >>> special.poch(gradtape.constant(2.0), 3.0)
+        Tensor(24., dtype=float64)
+    """
+    z, m = promote_pair(z, m, True)
+    return ew.exp(ew.subtract(gammaln(ew.add(z, m)), gammaln(z)))
+
+
+def factorial(n, exact=False):
+    """n! = Gamma(n + 1) for real n >= 0, 0 for n < 0, as scipy.special.factorial with exact=False.
+
+    Example::
+
+        >>> special.factorial(gradtape.constant([3.0, 3.5, -1.0]))
+        Tensor([ 6.        , 11.6317284 ,  0.        ], dtype=float64)
+    """
+    if exact:
+        raise TypeError("factorial: exact=True gives Python integers; gradtape computes exact=False")
+    n = float_operand(n)
+    negative = ew.less(n, 0.0)
+    return ew.where(negative, 0.0, gamma(ew.add(ew.where(negative, 0.0, n), 1.0)))
+
+
+def comb(N, k, *, exact=False, repetition=False):
+    """N choose k = exp(gammaln(N + 1) - gammaln(k + 1) - gammaln(N - k + 1)), 0 outside
+    0 <= k <= N, as scipy.special.comb with exact=False.
+
+    Example::
+
+        >>> special.comb(gradtape.constant(5.0), 2.0)
+        Tensor(10., dtype=float64)
+    """
+    if exact:
+        raise TypeError("comb: exact=True gives Python integers; gradtape computes exact=False")
+    N, k = promote_pair(N, k, True)
+    if repetition:
+        N = ew.subtract(ew.add(N, k), 1.0)
+    valid = ew.logical_and(ew.greater_equal(k, 0.0), ew.logical_and(ew.greater_equal(N, k), ew.greater_equal(N, 0.0)))
+    sN, sk = ew.where(valid, N, 1.0), ew.where(valid, k, 0.0)
+    logs = ew.subtract(ew.subtract(gammaln(ew.add(sN, 1.0)), gammaln(ew.add(sk, 1.0))),
+                       gammaln(ew.add(ew.subtract(sN, sk), 1.0)))
+    return ew.where(valid, ew.exp(logs), 0.0)
+
+
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension d (a Python int), as scipy.special.multigammaln.
+
+    Example::
+
+        >>> special.multigammaln(gradtape.constant(3.0), 2)
+        Tensor(1.40310207, dtype=float64)
+    """
+    a = float_operand(a)
+    d = int(d)
+    total = ew.multiply(ew.add(ew.multiply(a, 0.0), 0.0), 1.0)
+    for j in range(d):
+        total = ew.add(total, gammaln(ew.subtract(a, j / 2.0)))
+    return ew.add(total, d * (d - 1) / 4.0 * float(np.log(np.pi)))
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform (x**lmbda - 1) / lmbda, log(x) at lmbda = 0, as scipy.special.boxcox.
+
+    Example::
+
+        >>> special.boxcox(gradtape.constant([1.0, 4.0]), 0.5)
+        Tensor([0., 2.], dtype=float64)
+    """
+    x, lmbda = promote_pair(x, lmbda, True)
+    return _boxcox(ew.log(x), lmbda)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transform of 1 + x, accurate for small x, as scipy.special.boxcox1p.
+
+    Example::
+
+        >>> special.boxcox1p(gradtape.constant([0.0, 3.0]), 0.5)
+        Tensor([0., 2.], dtype=float64)
+    """
+    x, lmbda = promote_pair(x, lmbda, True)
+    return _boxcox(ew.log1p(x), lmbda)
+
+
+def _boxcox(log_x, lmbda):
+    zero = ew.equal(lmbda, 0.0)
+    safe = ew.where(zero, 1.0, lmbda)
+    return ew.where(zero, log_x, ew.divide(ew.expm1(ew.multiply(safe, log_x)), safe))

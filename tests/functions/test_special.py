@@ -59,6 +59,19 @@ def test_float32_compiles_and_matches_scipy_in_float32_precision():
     ("gamma", (np.array([0.5, 1.0, 5.0, -0.5, -1.5, -2.5, 30.0]),)),
     ("betaln", (np.array([0.5, 2.0, 10.0]), np.array([3.0, 2.0, 0.25]))),
     ("psi", (np.array([0.3, 1.0, -2.5]),)),
+    ("entr", (np.array([0.0, -1.0, 0.5, 3.0, np.inf, np.nan]),)),
+    ("rel_entr", (np.array([0.0, 0.0, 1.0, 1.0, 2.0, -1.0, np.nan]), np.array([0.0, 1.0, 0.0, 2.0, 0.5, 1.0, 1.0]))),
+    ("kl_div", (np.array([0.0, 0.0, 1.0, 1.0, 2.0]), np.array([0.0, 1.0, 0.0, 2.0, 0.5]))),
+    ("ndtr", (np.array([-30.0, -10.0, -1.0, 0.0, 2.0, 9.0]),)),
+    ("log_ndtr", (np.array([-30.0, -10.0, -1.0, 0.0, 2.0, 9.0, 30.0]),)),
+    ("gammasgn", (np.array([0.0, -0.0, 2.5, -0.5, -1.5, -2.5, -1.0, np.inf, np.nan]),)),
+    ("rgamma", (np.array([0.0, -1.0, -2.5, 0.5, 3.0, 10.0]),)),
+    ("beta", (np.array([0.5, 2.0, 10.0]), np.array([3.0, 2.0, 0.25]))),
+    ("poch", (np.array([2.0, 0.5, 4.0]), np.array([3.0, 2.0, -1.5]))),
+    ("factorial", (np.array([-1.0, 0.0, 1.0, 3.5, 10.0]),)),
+    ("comb", (np.array([5.0, 5.0, 5.0, 10.5, 3.0]), np.array([2.0, -1.0, 6.0, 3.0, 3.0]))),
+    ("boxcox", (np.array([0.0, 1.0, 2.0, 4.0]), np.array([0.0, 0.5, 0.0, -1.5]))),
+    ("boxcox1p", (np.array([-1.0, 1e-10, 1.0, 3.0]), np.array([0.5, 0.5, 0.0, 2.0]))),
 ])
 def test_compositions_match_scipy(name, args):
     with np.errstate(all="ignore"):
@@ -100,6 +113,15 @@ def test_xlogy_gradient_is_zero_where_x_is_zero():
                                                                            np.array([0.0, 4.0]))
     np.testing.assert_array_equal(gx, [0.0, np.log(4.0)])
     np.testing.assert_array_equal(gy, [0.0, 0.5])
+
+
+def test_multigammaln_and_the_more_functions_differentiate():
+    np.testing.assert_allclose(special.multigammaln(gt.constant([3.0, 4.5]), 3).numpy(),
+                               scipy_special.multigammaln(np.array([3.0, 4.5]), 3), rtol=1e-13)
+    x = np.array([0.3, 1.2, 2.5])
+    np.testing.assert_allclose(gt.grad(lambda t: gt.sum(special.entr(t)))(x), -(np.log(x) + 1), rtol=1e-13)
+    np.testing.assert_allclose(gt.grad(lambda t: gt.sum(special.ndtr(t)))(x), np.exp(-x * x / 2) / np.sqrt(2 * np.pi),
+                               rtol=1e-13)
 
 
 def test_polygamma_order_must_be_a_nonnegative_int():

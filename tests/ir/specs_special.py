@@ -37,4 +37,15 @@ SPECS = [
            numpy_fn=lambda x: scipy_special.softmax(x) * scipy_special.log_softmax(x, axis=0)),
     OpSpec("betaln", special.betaln, args(_uniform(0.5, 4, 3), _uniform(0.5, 4, 3)), ops=("gammaln",),
            numpy_fn=scipy_special.betaln),
+    OpSpec("entr_kl_div", lambda x, y: special.entr(x) + special.kl_div(x, y) + special.rel_entr(y, x),
+           args(_uniform(0.3, 2.0, 3), _uniform(0.3, 2.0, 3)), ops=("log", "where"),
+           numpy_fn=lambda x, y: scipy_special.entr(x) + scipy_special.kl_div(x, y) + scipy_special.rel_entr(y, x)),
+    OpSpec("ndtr_log_ndtr", lambda x: special.ndtr(x) + special.log_ndtr(x), args(_uniform(-4, 4, 2, 3)),
+           ops=("erfc", "log1p"), numpy_fn=lambda x: scipy_special.ndtr(x) + scipy_special.log_ndtr(x)),
+    OpSpec("boxcox_comb_beta", lambda x, y: special.boxcox(x, 0.5) + special.boxcox1p(y, -0.5)
+           + special.comb(x + 3.0, y) + special.beta(x, y) + special.rgamma(x) + special.poch(x, y),
+           args(_uniform(0.5, 2.0, 3), _uniform(0.5, 2.0, 3)), ops=("expm1", "gammaln"),
+           numpy_fn=lambda x, y: scipy_special.boxcox(x, 0.5) + scipy_special.boxcox1p(y, -0.5)
+           + scipy_special.comb(x + 3.0, y) + scipy_special.beta(x, y) + scipy_special.rgamma(x)
+           + scipy_special.poch(x, y)),
 ]
