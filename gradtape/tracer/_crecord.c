@@ -842,7 +842,7 @@ static PyObject *setup(PyObject *module, PyObject *names)
 static PyObject *stack_local, *deferred_module, *eager_only, *py_computed, *dispatch_module, *c_record;
 static PyObject *impls, *py_asarray;  /* ir.op.impls, np.asarray */
 static PyObject *deferrable;  /* op -> not eager_only(op), asked once per op (ops live as long as the program) */
-static PyObject *s_tapes, *s_enabled, *s_tape, *s_watch, *s_record, *s_variable_reads;
+static PyObject *s_tapes, *s_enabled, *s_tape, *s_watch, *s_record, *s_variable_reads, *s_defer_on_every;
 
 /* Whether a VariableReads is active in this thread (tape_stack.local.variable_reads is not
  * empty: a custom_gradient function is running, which must see its Variable reads, so ops
@@ -1013,6 +1013,24 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
     int one = single_tape(tapes, &rec, &watch);
     if (one < 0)
         goto done;
+    if (!one && PyList_GET_SIZE(tapes) > 1) {
+        /* several recorders: dispatch._defer_on_every, off the hot path */
+        int defer = deferrable_now(op);
+        if (defer < 0)
+            goto done;
+        if (defer) {
+            PyObject *every = PyObject_GetAttr(dispatch_module, s_defer_on_every);
+            if (every == NULL)
+                goto done;
+            result = PyObject_CallFunctionObjArgs(every, tapes, op, args, params, NULL);
+            Py_DECREF(every);
+            if (result == NULL)
+                goto done;
+            if (result != Py_None)
+                goto done;
+            Py_CLEAR(result);
+        }
+    }
     if (one) {
         int defer = deferrable_now(op);
         if (defer < 0)
@@ -1296,6 +1314,9 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_watch = PyUnicode_InternFromString("_watch_accessed_variables");
     s_record = PyUnicode_InternFromString("_record");
     s_variable_reads = PyUnicode_InternFromString("variable_reads");
+    s_defer_on_every = PyUnicode_InternFromString("_defer_on_every");
+    if (!s_defer_on_every)
+        return NULL;
     s_starts = PyUnicode_InternFromString("starts");
     s_stops = PyUnicode_InternFromString("stops");
     s_steps = PyUnicode_InternFromString("steps");

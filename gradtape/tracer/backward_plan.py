@@ -20,7 +20,8 @@ import numpy as np
 from .. import ir
 from ..ir.inline_calls import inline_calls
 from ..ir.optimize import optimize
-from . import plan_log
+from ..ir.ops.call import call_p
+from . import deferred, dispatch, plan_log, tape_stack
 from .deferred import PendingTensor
 from .dispatch import bind
 from .tensor import Tensor
@@ -80,7 +81,7 @@ class BackwardPlan:
         # Output k is the gradient of source k (each connected, read once): no sums to make.
         self._outputs_in_order = self.plan == [[k] for k in range(len(self.plan))]
         self._compiled = None
-        self._replayed = None  # the optimized fn that `replay` evaluates, made on first use
+        self._calls = None  # one Function per output, that `record_calls` records, made on first use
         self._entry = None  # the compiled function's raw entry point (see CompiledFunction.entry)
         self.log_label = None  # set by backward_cache when the compile log is on (plan_log.py)
         self._served = None  # with no hook, or nothing to compute (no connected source): interpreted
@@ -113,18 +114,21 @@ class BackwardPlan:
             return list(map(Tensor, outs))
         return gather_gradients(outs, self.plan)
 
-    def replay(self, rec, seeds) -> list:
-        """Outputs per source (Tensor, or None), as `bind(rec).run(seeds)` gives them, computed
-        through gradtape ops on the recorded Tensors and the `seeds` (Tensors), so that the
-        tapes recording now record them: for a plan of leaves and seeds alone (a JVP's)."""
+    def record_calls(self, rec, seeds) -> list:
+        """Outputs per source (Tensor, or None), as `bind(rec).run(seeds)` gives them, as `call`
+        ops of the plan's Function (one per output, as a staged function's call is recorded)
+        on the recorded Tensors and the `seeds` (Tensors), so that the tapes recording now
+        record them, deferred when one tape records: for a plan of leaves and seeds alone (a
+        JVP's). A tape's plan that differentiates them inlines the calls and compiles them
+        with the rest."""
         if self._known_or_constants:
-            raise ValueError("BackwardPlan.replay: only a plan that takes the leaves and the seeds replays")
-        if self._replayed is None:
-            self._replayed = optimize(self.fn)
+            raise ValueError("BackwardPlan.record_calls: only a plan that takes the leaves and the seeds "
+                             "records calls")
+        if self._calls is None:
+            n = len(self.fn.outvars) - len(self.value_positions)
+            self._calls = [optimize(ir.select_outputs(self.fn, [k])) for k in range(n)]
         args = [_recorded_tensor(rec, p) for p in self._leaf_positions] + list(seeds)
-        outs = ir.eval_function(self._replayed, args, bind=bind)
-        outs = outs[:len(outs) - len(self.value_positions)]
-        return gather_gradients(outs, self.plan)
+        return gather_gradients([_recorded_call(fn, args) for fn in self._calls], self.plan)
 
     def keep_values(self, rec, outs) -> list:
         """The gradient outputs of `outs`; the targets' values that follow them become the
@@ -161,6 +165,18 @@ class BackwardPlan:
             # A CompiledFunction's entry skips its Python frame; a stand-in without one is called.
             self._entry = getattr(compiled, "entry", None)
         return compiled(*args)  # converts what the entry point declined, or says what is wrong
+
+
+def _recorded_call(fn, args) -> Tensor:
+    """`call[fn] args`, deferred on the single recording tape when it can be (deferred.py),
+    else computed and recorded by every recording tape."""
+    tapes = tape_stack.local.tapes
+    if len(tapes) == 1 and deferred.enabled and not any(map(deferred.eager_only, (e.op for e in fn.eqns))):
+        tape = tapes[0]
+        pending = dispatch._record(tape._tape, call_p, args, {"fn": fn}, None, tape._watch_accessed_variables)
+        if pending is not None:
+            return pending
+    return bind(call_p, *args, fn=fn)
 
 
 def _recorded_tensor(rec, p) -> Tensor:

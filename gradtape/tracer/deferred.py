@@ -8,8 +8,9 @@ differentiated, and most of its values are never read in Python:
     grads = tape.gradient(loss, w)       # forward and backward: one compiled call
     opt.apply_gradients(zip([grads], [w]))
 
-So while exactly one tape is recording, an op that the tape records (one
-with a watched operand) returns a `PendingTensor`: its type comes from the
+So while tapes are recording, an op that one of them records (one with a
+watched operand) returns a `PendingTensor`, the same one recorded on every
+recorder that tracks an operand (nested tapes, a ForwardAccumulator): its type comes from the
 op's shape rule (so shape errors are raised at the op, as before), its
 value is computed when something reads it (`numpy()`, printing, `float()`,
 an op that is not recorded, ...), by running the pending ops it depends on
@@ -26,9 +27,11 @@ What is not deferred, and why:
   happen at the op (`eager_only(op)`). (A staged function's call is deferred all the same when
   its Function has no such op: its Python ran when it was traced, and what
   is left is pure; see staging/tape_calls.py.)
-- anything while no tape or several tapes are recording (nested tapes for
-  higher orders replay the backward through recorded ops; they see today's
-  eager values).
+- anything while no tape is recording.
+
+Nested tapes replay the inner backward through recorded ops on the pending
+values, so the outer tape records it, deferred too; its own gradient then
+computes everything in one plan.
 
 Operands are read when the value is computed. Variables are safe (an op
 keeps the array the variable held when it ran: assigning replaces the

@@ -34,12 +34,30 @@ def bind(op, *args, **params) -> Tensor:
     tapes = _stack.tapes
     # The eager hot path first: a single tape records and defers the op
     # (declining when no operand is tracked or one is abstract).
-    if tapes and len(tapes) == 1 and deferred.enabled and not eager_only(op):
-        tape = tapes[0]
-        result = _record(tape._tape, op, args, params, None, tape._watch_accessed_variables)
+    if tapes and deferred.enabled and not eager_only(op):
+        if len(tapes) == 1:
+            tape = tapes[0]
+            result = _record(tape._tape, op, args, params, None, tape._watch_accessed_variables)
+        else:
+            result = _defer_on_every(tapes, op, args, params)
         if result is not None:
             return result
     return _computed(op, args, params)
+
+
+def _defer_on_every(tapes, op, args, params):
+    """Several recorders (nested tapes, a ForwardAccumulator with a tape): the first that
+    tracks an operand records the op deferred, and every other that does records the same
+    PendingTensor. None, having recorded nothing, when no recorder tracks an operand (or one
+    is abstract). The C bind calls this too."""
+    result = None
+    for tape in tapes:
+        rec = tape._tape
+        recorded = _record(rec, op, args, params, result, tape._watch_accessed_variables)
+        if recorded is not None:
+            result = recorded
+            rec.deferred = True  # a PendingTensor given as the result does not say so itself
+    return result
 
 
 def _computed(op, args, params) -> Tensor:

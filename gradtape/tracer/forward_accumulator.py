@@ -17,8 +17,10 @@ Nesting works as TensorFlow's:
   recorded ops (backward.py), so `acc.jvp(gradient)` is a Hessian-vector
   product;
 - reverse over forward: the accumulator inside a GradientTape; `acc.jvp(y)`
-  called while the tape records is replayed through recorded ops, so the
-  tape can differentiate the JVP;
+  called while the tape records is recorded on it as `call`s of the JVP's
+  Function (deferred, as a staged function's call), so the tape can
+  differentiate the JVP, and its gradient compiles forward, JVP and
+  backward as one function;
 - an accumulator inside an accumulator: the inner one's `jvp` is recorded
   by the outer one (forward over forward).
 """
@@ -183,9 +185,9 @@ class ForwardAccumulator:
         if plan is None:  # the recording cannot key a cache: the same plan, uncached
             plan = _jvp_plan(rec, question)
         tangents = [self._tangents[k] for k in plan.seed_sources]
-        if tape_stack.local.tapes:  # a recorder would see the JVP's ops: replay them through bind
+        if tape_stack.local.tapes:  # recorders see the JVPs: as calls of the plan's Function
             with _paused(self):
-                return plan.replay(rec, tangents)
+                return plan.record_calls(rec, tangents)
         return plan.bind(rec).run(tangents)
 
 
@@ -233,8 +235,8 @@ def _jvp_plan(rec: Recording, question: Question) -> BackwardPlan:
 
 
 class _paused:
-    """The accumulator off the tape stack while its own JVP is replayed (its ops are not
-    what it watches), back at its place afterwards."""
+    """The accumulator off the tape stack while its own JVP is recorded by the others (its
+    JVP is not an op it watches), back at its place afterwards."""
 
     def __init__(self, acc):
         self.acc = acc

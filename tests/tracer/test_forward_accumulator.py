@@ -243,3 +243,29 @@ def test_a_tape_inside_an_accumulator_still_gives_gradients():
     assert gt.GradientTape.current() is None
     with acc:
         assert gt.GradientTape.current() is None   # an accumulator is not a tape
+
+
+def test_reverse_over_forward_records_the_jvp_as_a_call_and_compiles_one_plan(compile_at_once):
+    M = RNG.normal(size=(5, 3))
+    for step in range(3):
+        x0, t0 = RNG.normal(size=3), RNG.normal(size=3)
+        x = gt.constant(x0)
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            with gt.ForwardAccumulator(x, t0) as acc:
+                y = f_hvp(x, M)
+            assert is_pending(y)                     # deferred on both recorders
+            jv = acc.jvp(y)
+            assert is_pending(jv)                    # a call, deferred on the tape
+            assert [e.op.name for e in tape._tape.eqns[-1:]] == ["call"]
+        hv = tape.gradient(jv, x)
+        np.testing.assert_allclose(hv.numpy(), hvp_reference(x0, M, t0), rtol=1e-12)
+        np.testing.assert_allclose(jv.numpy(), np.dot(_grad_f(x0, M), t0),
+                                   rtol=1e-12)
+    compiled = [p for p in backward_cache._plans.values() if p._compiled is not None]
+    assert compiled and all(p._compiled.native for p in compiled)
+
+
+def _grad_f(x, M):
+    th = np.tanh(x)
+    return 2 * th * (1 - th * th) * x + th * th + M.T @ (M @ x)
