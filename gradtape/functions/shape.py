@@ -24,6 +24,7 @@ from ..ir.ops.indexing import (
 from ..ir.ops.layout import broadcast_to_p, reshape_p, transpose_p
 from ..tracer.dispatch import bind
 from ..tracer.basic_index import getitem as basic_getitem
+from ..tracer.basic_index import tensor_getitem
 from ..tracer.errors import ConcretizationError
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -782,7 +783,7 @@ def _iter(self):
         yield self[i]
 
 
-Tensor.__getitem__ = getitem
+Tensor.__getitem__ = tensor_getitem(getitem)  # ints and slices in C when it is built
 Tensor.__iter__ = _iter
 Tensor.reshape = lambda self, *shape, order="C": reshape(self, _method_shape(shape), order)
 Tensor.transpose = lambda self, *axes: transpose(self, _method_shape(axes) if axes else None)

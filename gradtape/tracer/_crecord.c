@@ -1176,6 +1176,8 @@ static PyObject *ssize_tuple(const Py_ssize_t *values, Py_ssize_t n)
 
 #define GETITEM_MAX_NDIM 32
 
+static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *slice_kw, PyObject *reshape_kw);
+
 static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
     if (argc != 2) {
@@ -1243,42 +1245,143 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
         if (!is_int)
             kept[n_kept++] = len;
     }
-    PyObject *y = Py_NewRef(x);
+    PyObject *slice_kw = NULL, *reshape_kw = NULL, *y = NULL;
     if (!full) {
         PyObject *a = ssize_tuple(starts, ndim), *b = ssize_tuple(stops, ndim), *c = ssize_tuple(steps, ndim);
-        PyObject *kwnames = PyTuple_Pack(3, s_starts, s_stops, s_steps);
-        PyObject *call[6] = {slice_op, x, a, b, c, NULL};
-        Py_CLEAR(y);
-        if (a != NULL && b != NULL && c != NULL && kwnames != NULL)
-            y = bind(module, call, 2, kwnames);
-        Py_XDECREF(a), Py_XDECREF(b), Py_XDECREF(c), Py_XDECREF(kwnames);
-        if (y == NULL)
+        if (a != NULL && b != NULL && c != NULL)
+            slice_kw = Py_BuildValue("{OOOOOO}", s_starts, a, s_stops, b, s_steps, c);
+        Py_XDECREF(a), Py_XDECREF(b), Py_XDECREF(c);
+        if (slice_kw == NULL)
             return NULL;
     }
     if (n_kept < ndim) {
         PyObject *out_shape = ssize_tuple(kept, n_kept);
-        PyObject *kwnames = PyTuple_Pack(1, s_shape_kw);
-        PyObject *call[3] = {reshape_op, y, out_shape};
-        PyObject *z = NULL;
-        if (out_shape != NULL && kwnames != NULL)
-            z = bind(module, call, 2, kwnames);
-        Py_XDECREF(out_shape), Py_XDECREF(kwnames);
-        Py_DECREF(y);
-        y = z;
+        if (out_shape != NULL)
+            reshape_kw = Py_BuildValue("{OO}", s_shape_kw, out_shape);
+        Py_XDECREF(out_shape);
+        if (reshape_kw == NULL) {
+            Py_XDECREF(slice_kw);
+            return NULL;
+        }
     }
+    y = index_binds(module, x, slice_kw, reshape_kw);
+    Py_XDECREF(slice_kw);
+    Py_XDECREF(reshape_kw);
     return y;
 }
 
-/* setup_getitem(slice_op, reshape_op): the ops getitem binds (dispatch.py calls it). */
+/* getitem's binds: `slice` with `slice_kw` (none when NULL), then `reshape` with `reshape_kw`
+ * (none when NULL). While one tape records both deferred (dispatch.bind's hot path) and
+ * records in C, they are recorded one after the other without bind's prologue twice. */
+static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *slice_kw, PyObject *reshape_kw)
+{
+    PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes), *rec = NULL, *watch = NULL, *y = NULL;
+    if (tapes == NULL)
+        return NULL;
+    int one = PyList_Check(tapes) ? single_tape(tapes, &rec, &watch) : 0;
+    Py_DECREF(tapes);
+    if (one < 0)
+        return NULL;
+    if (one && Py_IS_TYPE(rec, recording_type)) {
+        int fast = deferrable_now(slice_op);
+        if (fast > 0)
+            fast = deferrable_now(reshape_op);
+        PyObject *record_fn = fast > 0 ? PyObject_GetAttr(dispatch_module, s_record) : NULL;
+        if (fast < 0 || (fast > 0 && record_fn == NULL))
+            goto done;
+        if (fast > 0 && record_fn == c_record) {
+            y = Py_NewRef(x);
+            if (slice_kw != NULL) {
+                PyObject *args = PyTuple_Pack(1, x);
+                Py_CLEAR(y);
+                if (args != NULL)
+                    y = record_impl(rec, slice_op, args, slice_kw, Py_None, watch);
+                Py_XDECREF(args);
+            }
+            if (y != NULL && y != Py_None && reshape_kw != NULL) {
+                PyObject *args = PyTuple_Pack(1, y), *z = NULL;
+                if (args != NULL)
+                    z = record_impl(rec, reshape_op, args, reshape_kw, Py_None, watch);
+                Py_XDECREF(args);
+                Py_SETREF(y, z);
+            }
+            if (y == Py_None)  /* x is not tracked by the tape: bind computes it (below) */
+                Py_CLEAR(y);
+            else if (slice_kw == NULL && y == x)  /* nothing recorded yet (only a reshape): bind */
+                Py_CLEAR(y);
+            else {
+                Py_XDECREF(record_fn);
+                goto done;
+            }
+            if (PyErr_Occurred()) {
+                Py_XDECREF(record_fn);
+                goto done;
+            }
+        }
+        Py_XDECREF(record_fn);
+    }
+    y = Py_NewRef(x);
+    if (slice_kw != NULL) {
+        PyObject *kwnames = PyTuple_Pack(3, s_starts, s_stops, s_steps);
+        PyObject *call[5] = {slice_op, x, PyDict_GetItem(slice_kw, s_starts), PyDict_GetItem(slice_kw, s_stops),
+                             PyDict_GetItem(slice_kw, s_steps)};
+        Py_CLEAR(y);
+        if (kwnames != NULL)
+            y = bind(module, call, 2, kwnames);
+        Py_XDECREF(kwnames);
+        if (y == NULL)
+            goto done;
+    }
+    if (reshape_kw != NULL) {
+        PyObject *kwnames = PyTuple_Pack(1, s_shape_kw);
+        PyObject *call[3] = {reshape_op, y, PyDict_GetItem(reshape_kw, s_shape_kw)};
+        PyObject *z = NULL;
+        if (kwnames != NULL)
+            z = bind(module, call, 2, kwnames);
+        Py_XDECREF(kwnames);
+        Py_SETREF(y, z);
+    }
+done:
+    Py_XDECREF(rec);
+    Py_XDECREF(watch);
+    return y;
+}
+
+/* Tensor.__getitem__ (an instancemethod of this function): getitem's answer, or the general
+ * getitem of functions/shape.py when getitem declines. */
+static PyObject *py_getitem_fallback;
+static PyObject *getitem_or_general(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    PyObject *y = getitem(module, argv, argc);
+    if (y != Py_NotImplemented)
+        return y;
+    Py_DECREF(y);
+    if (py_getitem_fallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_crecord.setup_getitem has not been given the general getitem");
+        return NULL;
+    }
+    return PyObject_Vectorcall(py_getitem_fallback, argv, argc, NULL);
+}
+
+/* setup_getitem(slice_op, reshape_op[, general]): the ops getitem binds (basic_index.py calls it),
+ * and the general getitem; with it, returns Tensor.__getitem__ as a method. */
 static PyObject *setup_getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
-    if (argc != 2) {
-        PyErr_SetString(PyExc_TypeError, "setup_getitem(slice_op, reshape_op) takes 2 arguments");
+    if (argc != 2 && argc != 3) {
+        PyErr_SetString(PyExc_TypeError, "setup_getitem(slice_op, reshape_op[, general]) takes 2 or 3 arguments");
         return NULL;
     }
     Py_XSETREF(slice_op, Py_NewRef(argv[0]));
     Py_XSETREF(reshape_op, Py_NewRef(argv[1]));
-    Py_RETURN_NONE;
+    if (argc == 2)
+        Py_RETURN_NONE;
+    Py_XSETREF(py_getitem_fallback, Py_NewRef(argv[2]));
+    PyObject *fn = PyObject_GetAttrString(module, "getitem_or_general");
+    if (fn == NULL)
+        return NULL;
+    PyObject *method = PyInstanceMethod_New(fn);
+    Py_DECREF(fn);
+    return method;
 }
 
 static PyMethodDef methods[] = {
@@ -1289,7 +1392,9 @@ static PyMethodDef methods[] = {
     {"getitem", (PyCFunction)(void (*)(void))getitem, METH_FASTCALL,
      "getitem(x, index): x[index] for a basic index (ints and slices), or NotImplemented."},
     {"setup_getitem", (PyCFunction)(void (*)(void))setup_getitem, METH_FASTCALL,
-     "setup_getitem(slice_op, reshape_op): the ops getitem binds."},
+     "setup_getitem(slice_op, reshape_op[, general]): the ops getitem binds; Tensor.__getitem__."},
+    {"getitem_or_general", (PyCFunction)(void (*)(void))getitem_or_general, METH_FASTCALL,
+     "getitem_or_general(x, index): getitem(x, index), else the general getitem."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},

@@ -72,3 +72,12 @@ def _chosen():
 
 
 getitem = _chosen()
+
+
+def tensor_getitem(general):
+    """What Tensor.__getitem__ should be, given the general getitem (which tries `getitem`
+    first): with the C accelerator, a method in C that answers basic indices itself and
+    calls `general` for the others, without a Python frame on the fast path."""
+    if getitem is python_getitem:
+        return general
+    return crecord.setup_getitem(slice_p, reshape_p, general)

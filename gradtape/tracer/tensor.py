@@ -7,6 +7,8 @@ gradtape.functions, which owns the NumPy-like surface.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .errors import ConcretizationError, leaked
@@ -46,7 +48,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)  # exact Python ints, without NumPy's call overhead
 
     def __len__(self):
         if not self.shape:
