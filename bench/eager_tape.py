@@ -97,7 +97,7 @@ def index_cases():
         return run
 
     return {"x[0]": recorded(lambda: x[0]), "x * y": recorded(lambda: x * y),
-            "x[1:, None]": recorded(lambda: x[1:, None])}
+            "x[1:, None] (general)": recorded(lambda: x[1:, None])}
 
 
 # --- Hessian-vector product -----------------------------------------------------------
