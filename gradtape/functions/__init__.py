@@ -11,7 +11,7 @@ it is defined.
 import types as _types
 
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
-from . import arrays, control_flow, creation, elementwise, linalg, nn, reductions, shape
+from . import arrays, control_flow, creation, elementwise, implicit, linalg, nn, reductions, shape
 from . import elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more  # the rest of NumPy
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
 from . import predicates, scans, statistics  # issue 15 points 2 and 6: reductions, predicates
@@ -39,6 +39,7 @@ from .scans import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
+from .implicit import *  # noqa: F401,F403
 
 
 def _public_functions(module: _types.ModuleType) -> list:
@@ -51,7 +52,7 @@ def _public_functions(module: _types.ModuleType) -> list:
             and obj.__module__ == module.__name__]
 
 
-__all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow,
+__all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow, implicit,
                                rearrange, joining, sorting, grids,
                                scans, statistics, predicates, elementwise_more, elementwise_division,
                                elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more)
