@@ -26,6 +26,7 @@ from ..batching import vmap
 from ..builder import Builder, Sym, bind
 from ..core import Function
 from ..errors import ShapeError
+from ..inline import inline
 from ..interpret import eval_function
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ..passes import select_outputs
@@ -120,7 +121,9 @@ def _batch(axis_size, ins, batched, *, branches):
     if not batched[0]:
         return cond(index, fns, *xs)
     # A batched index: every branch runs on the whole batch, each element keeps its own.
-    outs = [call(fn, *xs) for fn in fns]
+    # Branches of no operands (a call needs one) are inlined: their vmap returns whole batches.
+    b = index.builder
+    outs = [call(fn, *xs) if xs else Sym(inline(fn, b, [])[0], b) for fn in fns]
     n = len(branches)
     clamped = minimum(maximum(index, 0), n - 1)
     shape = outs[0].shape
