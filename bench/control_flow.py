@@ -15,7 +15,8 @@ without `checkpoint_every=round(sqrt(n))`, to show the sqrt(n) growth.
 
 The unrolled loop compiles in time that grows faster than its length; with
 --unrolled-steps m < steps, its compile time is measured at m steps and
-reported per step scaled to `steps` (a lower bound for the real one).
+scaled to `steps` per step (a lower bound for the real one), and run times
+compare the scan and the unrolled loop at m steps.
 """
 from __future__ import annotations
 
@@ -79,11 +80,11 @@ def problems(n):
         return s
 
     def rnn_scan(p, xs, k=None):
-        h, _ = gt.scan(lambda h, x: (cell(h, x, p), None), gt.zeros(HIDDEN), xs, checkpoint_every=k)
+        h, _ = gt.scan(lambda h, x: (cell(h, x, p), None), np.zeros(HIDDEN), xs, checkpoint_every=k)
         return gt.sum(h * h)
 
     def rnn_unrolled(p, xs, m=n):
-        h = gt.zeros(HIDDEN)
+        h = np.zeros(HIDDEN)
         for i in range(m):
             h = cell(h, xs[i], p)
         return gt.sum(h * h)
@@ -133,6 +134,8 @@ def jax_versions(n, args_of):
 
     out = {}
     for name, f in (("RK4 ODE", rk4_scan), ("RNN cell", rnn_scan)):
+        if name not in args_of:
+            continue
         args = args_of[name]
         t = time.perf_counter()
         jitted = jax.jit(jax.value_and_grad(f)).lower(*args).compile()
@@ -141,8 +144,8 @@ def jax_versions(n, args_of):
     return out
 
 
-def speed(n, unrolled_steps):
-    cases = problems(n)
+def speed(n, unrolled_steps, only=None):
+    cases = {k: v for k, v in problems(n).items() if only in (None, k)}
     jx = jax_versions(n, {name: args for name, (_, _, args) in cases.items()})
     print(f"== {n}-step loops, value_and_grad: ratios to the unrolled Python loop ==")
     print(f"{'problem':10} {'compile: scan':>14} {'unrolled':>10} {'scan/unrolled':>14} {'jax/unrolled':>13}"
@@ -152,25 +155,27 @@ def speed(n, unrolled_steps):
         m = unrolled_steps
         unrolled_code, unrolled_c = compile_timed(lambda *a: unrolled_f(*a, m=m), args)
         if m != n:
-            unrolled_c *= n / m  # per-step cost scaled up (compile grows faster than linearly)
-        v1, g1 = scan_code(*args)
-        if m == n:
-            v2, g2 = unrolled_code(*args)
-            assert abs(float(v1) - float(v2)) <= 1e-9 * abs(float(v2)), (v1, v2)
-        fns = {"scan": lambda: scan_code(*args)}
-        if m == n:
-            fns["unrolled"] = lambda: unrolled_code(*args)
-        if jx:
+            unrolled_c *= n / m  # scaled up per step: a lower bound (its compile grows faster than linearly)
+            # run times compare loops of the same length: the scan of m steps
+            short, _, args = problems(m)[name]
+            unrolled_code, _ = compile_timed(lambda *a: unrolled_f(*a, m=m), args)
+            scan_run = gt.compile(gt.value_and_grad(lambda *a: short(*a)), *[spec(x) for x in args])
+        else:
+            scan_run = scan_code
+        v1, _ = scan_run(*args)
+        v2, _ = unrolled_code(*args)
+        assert abs(float(v1) - float(v2)) <= 1e-9 * abs(float(v2)), (v1, v2)
+        fns = {"scan": lambda: scan_run(*args), "unrolled": lambda: unrolled_code(*args)}
+        if jx and m == n:
             fns["jax"] = jx[name][0]
         best = interleaved_best(fns, rounds=15, calls=5, clock=time.thread_time)
-        run_ratio = best["scan"] / best["unrolled"] if "unrolled" in best else float("nan")
-        jax_run = best["jax"] / best["unrolled"] if jx and "unrolled" in best else float("nan")
+        run_ratio = best["scan"] / best["unrolled"]
+        jax_run = best["jax"] / best["unrolled"] if "jax" in best else float("nan")
         jax_c = jx[name][1] / unrolled_c if jx else float("nan")
         print(f"{name:10} {scan_c:13.2f}s {unrolled_c:9.2f}s {scan_c / unrolled_c:14.3f} {jax_c:13.3f}"
               f" | {run_ratio:19.2f} {jax_run:13.2f}")
-        print(f"{'':10} (run: scan {best['scan'] * 1e3:.3f} ms"
-              + (f", unrolled {best['unrolled'] * 1e3:.3f} ms" if "unrolled" in best else "")
-              + (f", jax {best['jax'] * 1e3:.3f} ms" if jx else "") + ")")
+        print(f"{'':10} (run at {m} steps: scan {best['scan'] * 1e3:.3f} ms, unrolled {best['unrolled'] * 1e3:.3f} ms"
+              + (f", jax {best['jax'] * 1e3:.3f} ms" if "jax" in best else "") + ")")
     if not jx:
         print("(JAX is not installed: its columns are nan)")
 
@@ -192,9 +197,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--unrolled-steps", type=int, default=None)
+    ap.add_argument("--only", choices=["RK4 ODE", "RNN cell", "memory"], default=None)
     a = ap.parse_args()
-    speed(a.steps, a.unrolled_steps or a.steps)
-    memory()
+    if a.only != "memory":
+        speed(a.steps, a.unrolled_steps or a.steps, a.only)
+    if a.only in (None, "memory"):
+        memory()
 
 
 if __name__ == "__main__":
