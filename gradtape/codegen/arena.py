@@ -17,31 +17,48 @@ ALIGN = 64
 
 def plan_arena(steps, buffers) -> int:
     """Set `offset` on each arena buffer; returns the arena's size in bytes."""
-    first: dict = {}
-    last: dict = {}
+    lifetimes = buffer_lifetimes(steps)
+    offsets, total = place(buffers, lifetimes, [buf.nbytes for buf in buffers])
+    for buf, offset in zip(buffers, offsets):
+        buf.offset = offset
+    return total
+
+
+def buffer_lifetimes(steps) -> dict:
+    """Arena buffer -> (first step, last step) that touches it."""
+    spans: dict = {}
     for t, step in enumerate(steps):
         for buf in step.writes() | step.reads():
             if buf.kind == "arena":
-                first.setdefault(buf, t)
-                last[buf] = t
+                spans[buf] = (spans[buf][0] if buf in spans else t, t)
+    return spans
+
+
+def place(buffers, lifetimes: dict, sizes) -> tuple:
+    """(offsets, total bytes): each buffer of `sizes` bytes placed first fit, largest first.
+
+    Also run per call size by a dynamic version (codegen/dynamic.py), whose
+    buffer sizes are known only then.
+    """
+    offsets = [0] * len(buffers)
     placed: list = []  # (start, end, lo, hi)
     total = 0
-    for buf in sorted(buffers, key=lambda b: -b.nbytes):
-        if buf not in first:  # never touched (e.g. size 0)
-            buf.offset = 0
+    for i in sorted(range(len(buffers)), key=lambda i: -sizes[i]):
+        span = lifetimes.get(buffers[i])
+        if span is None:  # never touched (e.g. size 0)
             continue
-        start, end = first[buf], last[buf]
-        size = max(buf.nbytes, 1)
+        start, end = span
+        size = max(sizes[i], 1)
         busy = sorted((lo, hi) for s, e, lo, hi in placed if s <= end and start <= e)
         offset = 0
         for lo, hi in busy:
             if offset + size <= lo:
                 break
             offset = max(offset, _align(hi))
-        buf.offset = offset
+        offsets[i] = offset
         placed.append((start, end, offset, offset + size))
         total = max(total, offset + size)
-    return _align(total)
+    return offsets, _align(total)
 
 
 def _align(n: int) -> int:

@@ -26,14 +26,16 @@ with m*n*k below 24**3 stay loops.
 """
 from __future__ import annotations
 
+import math
+
 import llvmlite.ir as ir
-import numpy as np
 
 from ..ir import TensorType, ops
 from ..ir.ops.contract import parse_spec
 from . import blas
 from .lowered import blas_allowed
 from .dtypes import I32, constant
+from .dynamic_sizes import at_least
 from .nodes import Const, Map, Node, Reindex, View
 from .reductions import REDUCE_FLAGS
 from .scalar import SCALAR
@@ -67,7 +69,8 @@ def lower_contract(ctx, eqn, a: Node, b: Node) -> View:
         return dest
     routine = "gemv" if m == 1 or n == 1 else "gemm"
     symbol = blas.address(routine, dtype) if blas_allowed() else None  # off: code for export_c
-    if symbol is None or m * n * k < (BLAS_MIN_MK if routine == "gemv" else BLAS_MIN_MNK):
+    # A run-time size (a dynamic version) is taken to be large: BLAS.
+    if symbol is None or not at_least(m * n * k, BLAS_MIN_MK if routine == "gemv" else BLAS_MIN_MNK):
         ctx.add(ContractLoop(dest, _as_view(ctx, a, la, la), la, _as_view(ctx, b, lb, lb), lb, lo, summed))
         return dest
     ctx.use_external(*symbol)
@@ -77,7 +80,7 @@ def lower_contract(ctx, eqn, a: Node, b: Node) -> View:
 
 
 def _prod(size, letters) -> int:
-    return int(np.prod([size[c] for c in letters], dtype=np.int64))
+    return math.prod(size[c] for c in letters)  # Python ints (or a run-time size): no overflow
 
 
 def _sum_alone(ctx, x: Node, letters: str, others: str):

@@ -20,6 +20,7 @@ import contextlib
 import llvmlite.ir as ir
 
 from .dtypes import I64, storage_type
+from .dynamic_sizes import DynamicUnsupported, is_symbolic, surely
 
 
 class Emitter:
@@ -32,14 +33,41 @@ class Emitter:
         self._consts: dict = {}
         self._cache: list = [{}]
         self._ranges: dict = {}  # id(index value) -> (value, lo, hi)
+        self.sizes = None  # a dynamic version's sizes vector (i64*; codegen/dynamic.py)
+        self._size_builder = None
 
     # --- constants and index arithmetic (folded when both sides are constant) ------
 
     def i64(self, value: int) -> ir.Constant:
         c = self._consts.get(value)
         if c is None:
-            c = self._consts[value] = ir.Constant(I64, int(value))
+            if type(value) is not int and is_symbolic(value):
+                c = self._consts[value] = self._size_value(value)
+            else:
+                c = self._consts[value] = ir.Constant(I64, int(value))
         return c
+
+    def use_sizes(self, sizes: ir.Value, block: ir.Block):
+        """Read run-time sizes from the i8* `sizes` (codegen/dynamic.py), computing them in
+        `block`, which must dominate all the code this emitter writes (the caller ends it)."""
+        self._size_builder = ir.IRBuilder(block)
+        self.sizes = self._size_builder.bitcast(sizes, I64.as_pointer())
+
+    def _size_value(self, size) -> ir.Value:
+        """A polynomial in the run-time size N, computed where it dominates every use."""
+        if self.sizes is None:
+            raise DynamicUnsupported(f"the size {size!r} reached code that has no run-time sizes")
+        eb = self._size_builder
+        n = self._consts.get("N")
+        if n is None:
+            n = self._consts["N"] = eb.load(self.sizes, name="N")
+        acc = None
+        for power, coeff in sorted(size.coeffs.items()):
+            term = ir.Constant(I64, coeff)
+            for _ in range(power):
+                term = eb.mul(term, n, flags=("nsw",))
+            acc = term if acc is None else eb.add(acc, term, flags=("nsw",))
+        return acc
 
     @staticmethod
     def const_value(v):
@@ -169,16 +197,23 @@ class Emitter:
     def loop(self, n: int, body, carry=(), start: int = 0):
         """`for i in range(start, n)`: body(i, *carry) returns the next carry; returns the last.
 
-        n and start are Python ints. Loops of one iteration are not emitted (i
-        is the constant `start`).
+        n and start are Python ints (or run-time sizes: codegen/dynamic_sizes.py).
+        Loops of one iteration are not emitted (i is the constant `start`).
         """
         carry = tuple(carry)
+        if type(n) is not int or type(start) is not int:
+            if not surely(lambda: n > start):  # empty at some run-time size: test first
+                return carry if surely(lambda: n <= start) else self._guarded_loop(n, body, carry, start)
         if n <= start:
             return carry
         if n == start + 1:
             with self.scope():
                 out = body(self.i64(start), *carry)
             return tuple(out) if carry else ()
+        return self._do_while(n, body, carry, start)
+
+    def _do_while(self, n, body, carry, start):
+        """The loop's code, for a trip count known to be positive."""
         b = self.b
         pre = b.block
         head = b.append_basic_block("loop")
@@ -186,7 +221,7 @@ class Emitter:
         b.position_at_end(head)
         i = b.phi(I64, "i")
         i.add_incoming(self.i64(start), pre)
-        self._ranges[id(i)] = (i, start, n)
+        self._ranges[id(i)] = (i, start, n)  # a run-time size bound: users must ask with `surely`
         phis = []
         for c in carry:
             p = b.phi(c.type)
@@ -204,6 +239,27 @@ class Emitter:
         b.cbranch(b.icmp_unsigned("<", nxt, self.i64(n)), head, done)
         b.position_at_end(done)
         return out
+
+    def _guarded_loop(self, n, body, carry, start):
+        """loop(), behind a run-time test that it runs at all (a bound that depends on N)."""
+        b = self.b
+        pre = b.block
+        run = b.append_basic_block("loop.guard")
+        skip = b.append_basic_block("loop.skip")
+        b.cbranch(b.icmp_signed("<", self.i64(start), self.i64(n)), run, skip)
+        b.position_at_end(run)
+        with self.scope():
+            out = self._do_while(n, body, carry, start)
+        end = b.block
+        b.branch(skip)
+        b.position_at_end(skip)
+        phis = []
+        for c, o in zip(carry, out):
+            p = b.phi(c.type)
+            p.add_incoming(c, pre)
+            p.add_incoming(o, end)
+            phis.append(p)
+        return tuple(phis)
 
     def nest(self, shape, body, carry=(), splits=None):
         """Nested loops over `shape` in C order: body(idx_list, *carry) -> carry.

@@ -32,6 +32,7 @@ its own operands' uses costlier and expensive producers end up stored.
 from __future__ import annotations
 
 from ..ir import Var
+from .dynamic_sizes import at_least
 from .rules import RULES
 
 MAX_RECOMPUTE = 4
@@ -69,7 +70,7 @@ def _decide(v, cheap: bool, v_uses):
         return (next(iter(roots)), True, size)
     total = sum(u[2] for u in v_uses)
     root = next(iter(roots)) if len(roots) == 1 else None
-    if total <= size or (cheap and total <= MAX_RECOMPUTE * size):
+    if at_least(size, total) or (cheap and at_least(MAX_RECOMPUTE * size, total)):  # (a dynamic size: as if large)
         return (root, False, total)
     return None
 

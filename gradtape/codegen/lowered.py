@@ -30,6 +30,7 @@ class Lowered:
     arena_bytes: int = 0
     externals: dict = dataclasses.field(default_factory=dict)
     libraries: tuple = ()
+    arena_plan: object = None  # a dynamic version's per-size arena plan (codegen/dynamic_arena.py)
 
 
 _use_blas = contextvars.ContextVar("gradtape_codegen_use_blas", default=True)

@@ -35,6 +35,7 @@ from .lowered import Lowered, LoweringError, Unsupported
 from .arena import plan_arena
 from .context import BuildContext
 from .dtypes import I8, storage_type
+from .dynamic_arena import arena_offset, dynamic_arena_plan, refuse_subfunction
 from .emitter import Emitter
 from .fusion import plan_storage
 from .math import MATH_FUNCTIONS, Polynomial, libraries_and_externals, outline_polynomials
@@ -65,7 +66,7 @@ OUTLINE_MATH_AFTER = 16
 MAX_INLINED_STEPS = 24
 
 
-def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
+def lower_function(fn, name: str = "gradtape_fn", *, dynamic: bool = False) -> Lowered:
     """Lower `fn` to a module defining `void name(i8** args)` (see gradtape.codegen).
 
     Args:
@@ -77,10 +78,13 @@ def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
       A Lowered holding the module, the arena size and the external symbols
       (BLAS) the runtime must register.
 
+      dynamic: `fn`'s shapes hold a run-time size (codegen/dynamic.py: the
+        entry then takes one more input, the sizes vector).
+
     Raises:
       Unsupported: for custom_gradient, float16 or other dtypes, naming what.
     """
-    plan = SubFunction(fn)
+    plan = SubFunction(fn, dynamic=dynamic)
     module = ir.Module(name=name)
     if _polynomial_uses(plan.fn) > OUTLINE_MATH_AFTER:
         outline_polynomials(module)
@@ -94,6 +98,7 @@ def lower_function(fn, name: str = "gradtape_fn") -> Lowered:
         arena_bytes=plan.arena_bytes,
         externals={**plan.externals, **math_externals},
         libraries=libraries,
+        arena_plan=plan.arena_plan,
     )
 
 
@@ -103,17 +108,25 @@ class SubFunction:
     a control-flow step calls (codegen/control.py) with its own args array
     and a scratch arena of `arena_bytes` inside its caller's."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, dynamic: bool = False):
         fn = dce(inline_calls(fn))
         _check_supported(fn)
         self.fn = fn
-        self.ctx = _build(fn, plan_storage(fn))
-        self.ctx.steps = split_for_threads(self.ctx, block_matvec_pairs(fuse_fills(self.ctx.steps)))
-        self.arena_bytes = plan_arena(self.ctx.steps, self.ctx.arena_buffers)
+        self.dynamic = dynamic
+        self.ctx = _build(fn, plan_storage(fn), dynamic)
+        steps = block_matvec_pairs(fuse_fills(self.ctx.steps))
+        # A dynamic version (codegen/dynamic.py) runs on one thread: its sizes are not known here.
+        self.ctx.steps = steps if dynamic else split_for_threads(self.ctx, steps)
+        self.arena_plan = None
+        if dynamic:  # offsets are planned per run-time size, and read from the sizes vector
+            self.arena_plan = dynamic_arena_plan(self.ctx.steps, self.ctx.arena_buffers)
+            self.arena_bytes = 0
+        else:
+            self.arena_bytes = plan_arena(self.ctx.steps, self.ctx.arena_buffers)
         self.externals = self.ctx.externals
 
     def emit(self, module, name: str) -> ir.Function:
-        return _emit(module, self.ctx, name, len(self.fn.invars), len(self.fn.outvars))
+        return _emit(module, self.ctx, name, len(self.fn.invars), len(self.fn.outvars), self.dynamic)
 
 
 def _polynomial_uses(fn) -> int:
@@ -139,9 +152,9 @@ def _check_supported(fn):
             raise Unsupported(f"{e} (value of type {a.type} in {fn})") from None
 
 
-def _build(fn, stored) -> BuildContext:
-    ctx = BuildContext(len(fn.invars), fn.out_types)
-    ctx.plan_subfunction = SubFunction  # for control flow's sub-Functions (codegen/control.py)
+def _build(fn, stored, dynamic: bool = False) -> BuildContext:
+    ctx = BuildContext(len(fn.invars) + dynamic, fn.out_types)  # dynamic: the sizes vector follows the inputs
+    ctx.plan_subfunction = refuse_subfunction if dynamic else SubFunction  # control flow (codegen/control.py)
     ctx.function = fn  # control flow lowers a loop's several result equations as one loop
     nodes: dict = {v: View(Buffer(v.type, "arg", i)) for i, v in enumerate(fn.invars)}
     for i, v in enumerate(fn.outvars):
@@ -178,20 +191,23 @@ def _build(fn, stored) -> BuildContext:
     return ctx
 
 
-def _emit(module, ctx, name: str, n_in: int, n_out: int) -> ir.Function:
+def _emit(module, ctx, name: str, n_in: int, n_out: int, dynamic: bool = False) -> ir.Function:
     i8p = I8.as_pointer()
     i64 = ir.IntType(64)
     entry = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p.as_pointer()]), name)
     b = ir.IRBuilder(entry.append_basic_block("entry"))
-    args = [b.load(b.gep(entry.args[0], [ir.Constant(i64, i)])) for i in range(n_in + n_out + 1)]
+    args = [b.load(b.gep(entry.args[0], [ir.Constant(i64, i)])) for i in range(n_in + dynamic + n_out + 1)]
     arena = args[-1]
     pointers: dict = {}
+    sizes = Buffer(None, "arg", n_in) if dynamic else None  # the sizes vector (codegen/dynamic.py)
 
     def pointer(buf):
         p = pointers.get(buf)
         if p is None:
             if buf.kind == "arg":
                 p = args[buf.slot]
+            elif buf.kind == "arena" and dynamic:
+                p = b.gep(arena, [arena_offset(b, args[n_in], buf.offset)], inbounds=True)
             elif buf.kind == "arena":
                 p = b.gep(arena, [ir.Constant(i64, buf.offset)], inbounds=True)
             else:
@@ -202,7 +218,9 @@ def _emit(module, ctx, name: str, n_in: int, n_out: int) -> ir.Function:
     inline = len(ctx.steps) <= MAX_INLINED_STEPS
     for i, step in enumerate(ctx.steps):
         buffers = sorted(step.reads() | step.writes(), key=_buffer_order)
-        fn = _step_function(module, f"{name}.step{i}", step, buffers, inline)
+        if dynamic:
+            buffers.insert(0, sizes)
+        fn = _step_function(module, f"{name}.step{i}", step, buffers, inline, sizes)
         b.call(fn, [pointer(buf) for buf in buffers])
     b.ret_void()
     return entry
@@ -212,9 +230,10 @@ def _buffer_order(buf: Buffer):
     return (buf.kind, buf.slot if buf.slot is not None else -1, buf.offset or 0, id(buf))
 
 
-def _step_function(module, name: str, step, buffers, inline: bool = True) -> ir.Function:
+def _step_function(module, name: str, step, buffers, inline: bool = True, sizes=None) -> ir.Function:
     """The step as a function of one `noalias` pointer per buffer, always inlined
-    (or, with `inline` False, never: see MAX_INLINED_STEPS).
+    (or, with `inline` False, never: see MAX_INLINED_STEPS); with `sizes` (a dynamic
+    version's sizes vector, codegen/dynamic.py) it reads run-time sizes from the first.
 
     The buffers a step touches are alive together, so they never overlap;
     saying so lets LLVM vectorize without runtime alias checks (inlining
@@ -228,10 +247,15 @@ def _step_function(module, name: str, step, buffers, inline: bool = True) -> ir.
     fn.attributes.add("nounwind")
     for arg in fn.args:
         arg.add_attribute("noalias")
+    sizes_block = fn.append_basic_block("sizes") if sizes is not None else None  # run-time sizes, first
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     k = Emitter(module, b, dict(zip(buffers, fn.args)))
+    if sizes is not None:
+        k.use_sizes(fn.args[0], sizes_block)
     step.emit(k)
     k.b.ret_void()
+    if sizes is not None:
+        ir.IRBuilder(sizes_block).branch(fn.basic_blocks[1])
     return fn
 
 

@@ -28,7 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import constant, from_storage, to_storage
+from .dynamic_sizes import is_symbolic, surely
 from .scalar import clamped_index
+
+
+def _size(x):
+    """An int, or a run-time size as it is (codegen/dynamic_sizes.py)."""
+    return x if is_symbolic(x) else int(x)
 
 
 def contiguous_strides(shape) -> tuple:
@@ -131,8 +137,8 @@ class View(Node):
     def __init__(self, buffer: Buffer, type=None, offset: int = 0, strides=None):
         super().__init__(buffer.type if type is None else type)
         self.buffer = buffer
-        self.offset = int(offset)
-        self.strides = contiguous_strides(self.shape) if strides is None else tuple(int(s) for s in strides)
+        self.offset = _size(offset)
+        self.strides = contiguous_strides(self.shape) if strides is None else tuple(_size(s) for s in strides)
         self.linear = is_contiguous(self.shape, self.strides)
 
     def address(self, k, idx):
@@ -264,10 +270,10 @@ class Placed(Node):
             q = t
             ok = None
             r = k.range_of(t) if abs(step) == 1 else None
-            if r is not None and 0 <= r[0] and r[1] <= n:  # inside wherever this loop runs
+            if r is not None and surely(lambda: 0 <= r[0] and r[1] <= n):  # inside wherever this loop runs
                 inner_idx.append(t)
                 continue
-            if r is not None and (r[1] <= 0 or r[0] >= n):  # outside wherever this loop runs
+            if r is not None and surely(lambda: r[1] <= 0 or r[0] >= n):  # outside wherever this loop runs
                 return constant(self.dtype, self.fill)
             if abs(step) != 1:
                 q = b.sdiv(t, k.i64(abs(step)))
@@ -352,7 +358,7 @@ def placement_splits(node: Node, shape, max_pieces: int = 16, max_inner_pieces: 
     out = [set() for _ in shape]
     copies = 1
     for a in reversed(range(len(shape))):
-        inside = {c for c in cuts[a] if 0 < c < shape[a]}
+        inside = {c for c in cuts[a] if surely(lambda: 0 < c < shape[a])}  # a run-time size: no cut unless sure
         limit = max_inner_pieces if a == len(shape) - 1 else max_pieces
         if inside and copies * (len(inside) + 1) <= limit:
             out[a] = inside

@@ -10,6 +10,8 @@ max and min propagate NaN, as NumPy's do (llvm.maximum/minimum).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .dtypes import F64, constant, is_bool, is_float, is_signed, value_type
@@ -111,7 +113,7 @@ class Reduce(Step):
         trailing = _trailing_reduced(shape, axes)
         n_outer = len(shape) - trailing
         outer_shape, inner_shape = shape[:n_outer], shape[n_outer:]
-        inner_size = int(np.prod(inner_shape, dtype=np.int64))
+        inner_size = math.prod(inner_shape)
         accumulate_outer = any(a < n_outer for a in axes)
         combine_inner = combiner(kind, acc_dtype, fast=True)
         combine_outer = combiner(kind, acc_dtype, fast=False)

@@ -54,13 +54,14 @@ class TensorType:
         # Types are made on every recorded op: skip conversions when the
         # arguments already have the canonical form (NumPy shapes and dtypes).
         if type(shape) is not tuple or not all(type(d) is int for d in shape):
-            shape = tuple(int(d) for d in shape)
+            # A size known only at run time (codegen/dynamic_sizes.py) stays as it is.
+            shape = tuple(d if getattr(d, "symbolic_size", False) else int(d) for d in shape)
         if type(dtype) is not np.dtype and not isinstance(dtype, np.dtype):
             dtype = np.dtype(dtype)
         size = 1
         for d in shape:
             size *= d
-        if size * dtype.itemsize > config.max_array_bytes or size < 0:  # Python ints: no overflow
+        if type(size) is int and (size * dtype.itemsize > config.max_array_bytes or size < 0):  # no overflow
             _refuse(shape, dtype, size)
         setter = object.__setattr__
         setter(self, "shape", shape)
@@ -100,7 +101,7 @@ class TensorType:
         return self._hash
 
     def __repr__(self):
-        return f"{dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+        return f"{dtype_name(self.dtype)}[{','.join(map(repr, self.shape))}]"
 
     __str__ = __repr__
 

@@ -7,7 +7,7 @@ from .staged import StagedFunction
 from .transforms import Differentiate, Forward
 
 
-def differentiable(f=None, *, static_argnums=()):
+def differentiable(f=None, *, static_argnums=(), dynamic=None):
     """Stage `f`: trace it once per shape signature, optimize and compile it.
 
     Each call computes the signature of its arguments (their nesting of
@@ -38,6 +38,14 @@ def differentiable(f=None, *, static_argnums=()):
         written with gradtape functions or NumPy calls on its arguments.
       static_argnums: positions of arguments passed to `f` as Python values
         (hashable; each distinct value is its own trace), e.g. sizes or flags.
+      dynamic: sizes that vary without a compile each (docs/transforms.md,
+        "Dynamic shapes"). None (automatic): when a second call differs from
+        the first only in the size of some dimensions, one version in which
+        they are a run-time size N (N >= 2) is compiled and serves every later
+        size whose trace is the same program. A set of (argnum, axis) pairs,
+        e.g. {(1, 0), (2, 0)}, or True (axis 0 of the last array argument and
+        of every array argument with the same axis-0 size): those dimensions
+        from the first call on. False: a specialized compile per shape.
 
     Returns:
       A StagedFunction; also usable as `@differentiable` or
@@ -60,12 +68,12 @@ def differentiable(f=None, *, static_argnums=()):
         >>> dw = loss.grad(np.ones((3, 2)), np.ones((4, 3)))   # shape (3, 2)
     """
     if f is None:
-        return lambda fun: differentiable(fun, static_argnums=static_argnums)
+        return lambda fun: differentiable(fun, static_argnums=static_argnums, dynamic=dynamic)
     _check_callable(f, "differentiable")
-    return StagedFunction(f, Forward(), _normalize_static(f, static_argnums, "differentiable"))
+    return StagedFunction(f, Forward(), _normalize_static(f, static_argnums, "differentiable"), dynamic=dynamic)
 
 
-def grad(f, argnums=0, has_aux=False, *, static_argnums=None):
+def grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None):
     """The gradient of a scalar-valued `f`, staged like `differentiable`.
 
     Forward and backward compile into one function per shape signature.
@@ -79,6 +87,7 @@ def grad(f, argnums=0, has_aux=False, *, static_argnums=None):
       static_argnums: as in `differentiable`. By default taken from `f` when
         it is itself staged (so `grad(differentiable(f, static_argnums=(1,)))`
         keeps argument 1 static), else none.
+      dynamic: as in `differentiable` (None: `f`'s own when it is staged, else automatic).
 
     Returns:
       A StagedFunction returning NumPy arrays (abstract Tensors inside another
@@ -98,10 +107,10 @@ def grad(f, argnums=0, has_aux=False, *, static_argnums=None):
         >>> gradtape.grad(gradtape.grad(lambda x: x ** 3))(2.0)
         array(12.)
     """
-    return _differentiate(f, argnums, has_aux, static_argnums, return_value=False)
+    return _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value=False)
 
 
-def value_and_grad(f, argnums=0, has_aux=False, *, static_argnums=None):
+def value_and_grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None):
     """`f`'s value and gradient together, from one compiled function.
 
     Args: as `grad`.
@@ -118,10 +127,10 @@ def value_and_grad(f, argnums=0, has_aux=False, *, static_argnums=None):
         >>> vg(np.array([1.0, 2.0]))
         (array(5.), array([2., 4.]))
     """
-    return _differentiate(f, argnums, has_aux, static_argnums, return_value=True)
+    return _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value=True)
 
 
-def _differentiate(f, argnums, has_aux, static_argnums, return_value):
+def _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value):
     name = "value_and_grad" if return_value else "grad"
     _check_callable(f, name)
     _check_argnums(argnums, name)
@@ -130,6 +139,8 @@ def _differentiate(f, argnums, has_aux, static_argnums, return_value):
     if isinstance(f, StagedFunction):
         if static_argnums is None:
             static_argnums = f.static_argnums
+        if dynamic is None:
+            dynamic = f.dynamic
         forward = f._forward_parts()
         if forward is not None and frozenset(_normalize_static(f, static_argnums, name)) == forward[1]:
             # A staged forward function: trace its Python function directly and
@@ -142,7 +153,7 @@ def _differentiate(f, argnums, has_aux, static_argnums, return_value):
             f"{name}: argument {overlap[0]} is both in argnums and static_argnums; "
             "a static argument cannot be differentiated"
         )
-    return StagedFunction(f, transform, static, traces)
+    return StagedFunction(f, transform, static, traces, dynamic)
 
 
 def _check_callable(f, name):

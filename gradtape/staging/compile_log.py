@@ -126,22 +126,27 @@ class History:
     """The signatures one Python function was traced for, and which arguments changed between them
     (kept with its traces; changed under their lock)."""
 
-    __slots__ = ("calls", "changed", "warned")
+    __slots__ = ("calls", "changed", "warned", "uncounted")
 
     def __init__(self):
         self.calls = []  # the described arguments of each trace, oldest first (at most 64 kept)
         self.changed = collections.Counter()  # argument name -> retraces it caused
         self.warned = False
+        self.uncounted = 0  # traces that compiled nothing (a dynamic version's sizes)
 
 
-def traced(history: History, title: str, described: tuple, trace_seconds: float, build_seconds: float) -> None:
+def traced(history: History, title: str, described: tuple, trace_seconds: float, build_seconds: float,
+           counted: bool = True) -> None:
     """Record a trace of `title` (e.g. "grad(loss)") for the call `described`: log it, and warn
-    once when the function has been traced more than retrace_warning_after times."""
+    once when the function has been traced more than retrace_warning_after times (not counting
+    the traces that are not `counted`: sizes a dynamic version serves without a compile)."""
     diff = None
     if history.calls:
         diff = min((changes(old, described) for old in reversed(history.calls)), key=len)  # ties: the latest
-        for name in dict(diff):
+        for name in dict(diff) if counted else ():
             history.changed[name] += 1
+    if not counted:
+        history.uncounted += 1
     history.calls.append(described)
     del history.calls[:-64]
     n = len(history.calls) if len(history.calls) < 64 else "64+"
@@ -151,7 +156,7 @@ def traced(history: History, title: str, described: tuple, trace_seconds: float,
         logger.info("trace %s #%s for %s: %s [trace %s, transform+optimize %s]", title, n, signature_text(described),
                     why, _ms(trace_seconds), _ms(build_seconds))
     bound = retrace_warning_after
-    if bound and not history.warned and len(history.calls) > bound and history.changed:
+    if bound and not history.warned and len(history.calls) - history.uncounted > bound and history.changed:
         history.warned = True
         name, count = history.changed.most_common(1)[0]
         warnings.warn(
@@ -184,6 +189,35 @@ def compiled(title: str, described: tuple, compiled_function) -> None:
     detail = ", ".join(f"{_STAGE_NAMES.get(stage, stage)} {_ms(seconds)}" for stage, seconds in stages.items())
     logger.info("compile %s for %s: %s in %s [%s]", title, signature_text(described), where,
                 _ms(getattr(cf, "compile_seconds", 0.0) or sum(stages.values())), detail)
+
+
+def dynamic_compiled(title: str, described: tuple, kernel, symbolic) -> None:
+    """Log the compile of a dynamic version (staging/dynamic_versions.py): once for every size."""
+    if logger.isEnabledFor(logging.INFO):
+        detail = ", ".join(f"{_STAGE_NAMES.get(stage, stage)} {_ms(s)}" for stage, s in kernel.compile_stages.items())
+        types = ", ".join(map(repr, symbolic.fn.in_types[:symbolic.n_inputs]))
+        logger.info("compile %s dynamic for (%s), N >= 2 a run-time size (from %s): compiled in %s [%s]", title,
+                    types, signature_text(described), _ms(kernel.compile_seconds), detail)
+
+
+def dynamic_used(title: str, described: tuple, n: int) -> None:
+    """Log that a new signature runs the dynamic version (nothing compiled)."""
+    if logger.isEnabledFor(logging.INFO):
+        logger.info("run %s for %s with its dynamic version at N=%d (no compile)", title, signature_text(described), n)
+
+
+def dynamic_declined(title: str, described: tuple, n) -> None:
+    """Log a signature of a dynamic family that gets its own specialized version."""
+    if logger.isEnabledFor(logging.INFO):
+        why = "N < 2" if n is not None and n < 2 else "its trace is not the dynamic version's at this size"
+        logger.info("specialize %s for %s: %s", title, signature_text(described), why)
+
+
+def dynamic_failed(title: str, described: tuple, reason: str) -> None:
+    """Log why a family of signatures gets specialized versions instead of a dynamic one."""
+    if logger.isEnabledFor(logging.INFO):
+        logger.info("no dynamic version of %s (at %s): %s; each size compiles its own", title,
+                    signature_text(described), reason)
 
 
 # runtime/build.py's stage names, as the log shows them: which of them are LLVM's.

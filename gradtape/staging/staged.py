@@ -49,6 +49,7 @@ from ..tracer import signature, tape_stack
 from ..tracer.signature import PY_FLOAT, STATIC, as_array
 from ..tracer.trace import trace_call
 from . import compile_log, nesting, pickling, tape_calls
+from .dynamic_versions import DynamicVersions, check_policy
 from .transforms import Differentiate, Forward
 
 CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "compiles"])
@@ -129,7 +130,7 @@ class StagedFunction:
       grad, value_and_grad: the transforms of this function w.r.t. argument 0.
     """
 
-    def __init__(self, fun, transform, static_argnums=(), traces=None):
+    def __init__(self, fun, transform, static_argnums=(), traces=None, dynamic=None):
         self._fun = fun
         self._transform = transform
         self._static = frozenset(static_argnums)
@@ -144,6 +145,7 @@ class StagedFunction:
         self._hits, self._compiles = itertools.count(), itertools.count()
         self._misses = 0  # changed under the traces' lock only
         self._grad = self._value_and_grad = None
+        self._dynamic = DynamicVersions(check_policy(dynamic, f"{transform.name}({self._fname})"))
         functools.update_wrapper(self, fun, updated=())
         _live.add(self)
 
@@ -275,12 +277,24 @@ class StagedFunction:
             if trace_seconds is None:
                 compile_log.built(title, described, build_seconds)
             else:
-                compile_log.traced(traces.history, title, described, trace_seconds, build_seconds)
+                # A size a dynamic version serves compiles nothing: no retrace warning for it.
+                counted = not self._dynamic.covers(sig)
+                compile_log.traced(traces.history, title, described, trace_seconds, build_seconds, counted)
             program.log_label = (title, described)
             if not program.captured:
                 self._programs[key] = program
                 _trim(self._programs)
+                self._dynamic.attach(self, sig, args, program, title, described)
             return program
+
+    def _program_for(self, args):
+        """The Program for a call with `args` (traced and built on a miss; nothing runs)."""
+        return self._program(signature.describe(args, self._static, self._fname), args)
+
+    @property
+    def dynamic(self):
+        """The dynamic-shapes policy: None (automatic), True, False or a frozenset of (argnum, axis)."""
+        return self._dynamic.policy
 
     def compiled_for(self, *args):
         """The native code a call with `args` runs, for callers with their own hot loop.
@@ -357,15 +371,18 @@ class StagedFunction:
           entry; calls that built one; times the Python function was traced
           (shared with the other transforms of the same function, e.g. f and
           f.grad); compiles to native code started (a background compile
-          counts when it starts).
+          counts when it starts; a dynamic version, compiled once for many
+          sizes, counts once).
         """
-        return CacheInfo(_count_of(self._hits), self._misses, self._traces.count, _count_of(self._compiles))
+        compiles = _count_of(self._compiles) + self._dynamic.compiles
+        return CacheInfo(_count_of(self._hits), self._misses, self._traces.count, compiles)
 
     def clear_cache(self):
         """Forget every entry (counters are kept); the next call of each signature retraces."""
         with self._traces.lock:
             self._programs.clear()
             self._fast.clear()
+            self._dynamic.families.clear()
             self._traces.table.clear()
 
     @property
@@ -393,8 +410,8 @@ class StagedFunction:
         forward = self._forward_parts()
         if forward is not None:
             fun, static, traces = forward
-            return StagedFunction(fun, transform, tuple(sorted(static)), traces)
-        return StagedFunction(self, transform, self.static_argnums)
+            return StagedFunction(fun, transform, tuple(sorted(static)), traces, self._dynamic.policy)
+        return StagedFunction(self, transform, self.static_argnums, dynamic=self._dynamic.policy)
 
     def _forward_parts(self):
         """(fun, static_argnums, traces) when this is a plain forward staging, else None:
