@@ -261,12 +261,12 @@ def _fit_literal(a, n1: int, b, n2: int, dtype):
         return None if sym is None else _Form("size", sym)
     if dtype.kind != "f":
         return None
-    candidates = []
+    candidates = []  # exact forms first: two points fit an inexact one by luck (it fails a later check)
     for p in (1, 2):
         candidates.append(_Form("times", a / n1 ** p, p))  # c * N**p (a mean's count)
-        candidates.append(_Form("over", a * n1 ** p, p))  # c / N**p
-        if a:
+        if a and np.isfinite(1 / (a * n1 ** p)):
             candidates.append(_Form("inverse", round(1 / (a * n1 ** p)), p))  # 1 / (k * N**p): a mean's 1/N
+    candidates += [_Form("over", a * n1 ** p, p) for p in (1, 2)]  # c / N**p
     for form in candidates:
         if all(np.asarray(form(n), dtype).tobytes() == np.asarray(v, dtype).tobytes() for n, v in ((n1, a), (n2, b))):
             return form

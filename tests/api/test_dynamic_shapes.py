@@ -215,6 +215,8 @@ def test_generalize_finds_sizes_and_the_mean_count():
     # the mean's 3N and 1/(3N) are inputs computed per size
     assert [float(v) for v in sym.scalars(10)] == [30.0, 1 / 30]
     assert sym.matches(trace(37), 37)
+    # from neighbouring sizes too, where an inexact form (0.333.../N) fits both by luck
+    assert generalize(trace(64), 64, trace(65), 65).matches(trace(100), 100)
     assert not sym.matches(trace(1), 1)
     other = gt.make_ir(lambda x: gt.sum(x[:5]), np.ones(64))
     assert generalize(other, 64, gt.make_ir(lambda x: gt.sum(x[:6]), np.ones(100)), 100) is None
