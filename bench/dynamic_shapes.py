@@ -1,6 +1,6 @@
 """Dynamic shapes: 100 distinct sizes through one staged function, compiles and time per call.
 
-    python bench/dynamic_shapes.py [--sizes 100] [--sample 8] [--rounds 30]
+    python bench/dynamic_shapes.py [--sizes 100] [--sample 8] [--rounds 30] [--wall]
 
 Two workloads: W3's loss (`value_and_grad` of the mean softmax
 cross-entropy of a tanh MLP 784-256-10) over 100 batch sizes, and W2's
@@ -13,6 +13,11 @@ For each it reports
     the same function compiled for that one size (`dynamic=False`), both
     timed in turn in one run (best of `--rounds`; target: <= 1.1), and
     hand NumPy's time for scale.
+
+Time is the calling thread's CPU time (`--wall` for wall time), with
+OpenBLAS on one thread (unless OPENBLAS_NUM_THREADS is set): on a shared
+2-core machine wall time with BLAS threads measures the other processes
+more than the code, and both versions call the same BLAS.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS (see the docstring)
 os.environ["GRADTAPE_CACHE_DIR"] = ""  # compiles are counted: no disk cache
 import gradtape as gt  # noqa: E402
 import workloads as W  # noqa: E402
@@ -51,7 +57,7 @@ def elementwise_case(sizes):
             lambda a: W.w2_numpy(*a))
 
 
-def run(case, sizes, sample, rounds):
+def run(case, sizes, sample, rounds, clock):
     title, fun, transform, make_args, numpy_step = case
     dynamic = transform(fun)
     new_size = []
@@ -76,7 +82,7 @@ def run(case, sizes, sample, rounds):
             np.testing.assert_allclose(d, s, rtol=1e-12, atol=1e-14)
         wait_quiet(timeout=10)
         best = interleaved_best({"dyn": lambda: dynamic(*a), "spec": lambda: specialized(*a),
-                                 "numpy": numpy_step(a)}, rounds=rounds)
+                                 "numpy": numpy_step(a)}, rounds=rounds, clock=clock)
         ratio = best["dyn"] / best["spec"]
         ratios.append(ratio)
         print(f"  {n:>7} {fmt(best['dyn']):>10} {fmt(best['spec']):>12} {ratio:>6.3f} {fmt(best['numpy']):>11}")
@@ -96,12 +102,15 @@ def main():
     parser.add_argument("--sizes", type=int, default=100, help="distinct sizes per workload")
     parser.add_argument("--sample", type=int, default=8, help="sizes at which time per call is compared")
     parser.add_argument("--rounds", type=int, default=30, help="rounds of interleaved timing")
+    parser.add_argument("--wall", action="store_true", help="wall time instead of this thread's CPU time")
     args = parser.parse_args()
+    clock = time.perf_counter if args.wall else time.thread_time
+    print(f"clock: {clock.__name__}, OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
     rng = np.random.default_rng(0)
     batches = [128] + [int(n) for n in rng.permutation(np.setdiff1d(np.arange(16, 1024), [128]))[:args.sizes - 1]]
     lengths = [100_000] + [int(n) for n in rng.choice(np.arange(10_000, 1_000_000), args.sizes - 1, replace=False)]
     for case, sizes in ((mlp_case, batches), (elementwise_case, lengths)):
-        run(case(sizes), sizes, args.sample, args.rounds)
+        run(case(sizes), sizes, args.sample, args.rounds, clock)
 
 
 if __name__ == "__main__":

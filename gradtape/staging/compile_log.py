@@ -206,10 +206,9 @@ def dynamic_used(title: str, described: tuple, n: int) -> None:
         logger.info("run %s for %s with its dynamic version at N=%d (no compile)", title, signature_text(described), n)
 
 
-def dynamic_declined(title: str, described: tuple, n) -> None:
-    """Log a signature of a dynamic family that gets its own specialized version."""
+def dynamic_declined(title: str, described: tuple, why: str) -> None:
+    """Log a signature of a dynamic family that gets its own specialized version, and why."""
     if logger.isEnabledFor(logging.INFO):
-        why = "N < 2" if n is not None and n < 2 else "its trace is not the dynamic version's at this size"
         logger.info("specialize %s for %s: %s", title, signature_text(described), why)
 
 

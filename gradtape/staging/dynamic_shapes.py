@@ -262,6 +262,11 @@ def _fit_literal(a, n1: int, b, n2: int, dtype):
     if dtype.kind != "f":
         return None
     candidates = []  # exact forms first: two points fit an inexact one by luck (it fails a later check)
+    for fa, fb, kind in ((a, b, "size"), (_reciprocal(a), _reciprocal(b), "inverse_size")):
+        if fa is not None and fb is not None and fa == int(fa) and fb == int(fb):  # N - 1, 1 / (N - 1), ...
+            sym = _fit_int(int(fa), n1, int(fb), n2)
+            if sym is not None:
+                candidates.append(_Form(kind, sym))
     for p in (1, 2):
         candidates.append(_Form("times", a / n1 ** p, p))  # c * N**p (a mean's count)
         if a and np.isfinite(1 / (a * n1 ** p)):
@@ -273,6 +278,10 @@ def _fit_literal(a, n1: int, b, n2: int, dtype):
     return None
 
 
+def _reciprocal(x):
+    return 1 / x if x and np.isfinite(1 / x) else None
+
+
 class _Form:
     """A literal's value as a function of N (picklable, comparable in tests)."""
 
@@ -281,7 +290,9 @@ class _Form:
 
     def __call__(self, n: int):
         if self.kind == "size":
-            return self.c.at(n)
+            return self.c.at(n) if hasattr(self.c, "at") else self.c
+        if self.kind == "inverse_size":
+            return 1.0 / (self.c.at(n) if hasattr(self.c, "at") else self.c)
         if self.kind == "times":
             return self.c * n ** self.p
         if self.kind == "inverse":
@@ -289,5 +300,5 @@ class _Form:
         return self.c / n ** self.p
 
     def __repr__(self):
-        return {"size": f"{self.c!r}", "times": f"{self.c}*N**{self.p}", "over": f"{self.c}/N**{self.p}",
+        return {"size": f"{self.c!r}", "inverse_size": f"1/({self.c!r})", "times": f"{self.c}*N**{self.p}", "over": f"{self.c}/N**{self.p}",
                 "inverse": f"1/({self.c}*N**{self.p})"}[self.kind]

@@ -120,8 +120,14 @@ class _Family:
         if self.kernel is None and not self._make(dims, program, title, described):
             return False
         n = self._size_of(dims)
-        if n is None or not self.symbolic.matches(program.fn, n):
-            compile_log.dynamic_declined(title, described, n)
+        if n is None:
+            sizes = sorted({dims[i] for i in self.mask})
+            why = f"N={sizes[0]} (the dynamic version is for N >= {MIN_SIZE})" if len(sizes) == 1 and \
+                sizes[0] < MIN_SIZE else "other dimensions changed than the dynamic version's"
+            compile_log.dynamic_declined(title, described, why)
+            return False
+        if not self.symbolic.matches(program.fn, n):
+            compile_log.dynamic_declined(title, described, f"its trace at N={n} is another program")
             return False
         sym = self.symbolic
         in_types = sym.types_at(sym.fn.in_types[:sym.n_inputs], n)

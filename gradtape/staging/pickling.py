@@ -109,7 +109,8 @@ def pack_program(program, name: str) -> tuple:
     `program` from in another process."""
     compiled = program.compiled
     code = None
-    if compiled is not None and compiled.native:
+    # A dynamic version's sizes travel as IR: its code is bound to this process's kernel.
+    if compiled is not None and compiled.native and not getattr(compiled, "dynamic", False):
         code = portable.pack(compiled, {"kind": "staged", "name": name})
     skeleton = program.assemble([None] * len(program.fn.outvars))
     return skeleton, program.fn, code
@@ -130,10 +131,10 @@ def unpack_program(skeleton, fn, code, name: str) -> Program:
     return program
 
 
-def rebuild(cls, fun, transform, static_argnums, programs):
-    """The staged function `cls(fun, transform, static_argnums)` holding the sent signatures:
-    their machine code when it suits this machine, else their IR (compiled at the first call)."""
-    staged = cls(fun, transform, static_argnums)
+def rebuild(cls, fun, transform, static_argnums, programs, dynamic=None):
+    """The staged function `cls(fun, transform, static_argnums, dynamic=dynamic)` holding the sent
+    signatures: their machine code when it suits this machine, else their IR (compiled at the first call)."""
+    staged = cls(fun, transform, static_argnums, dynamic=dynamic)
     adopt_programs(staged, programs)
     return staged
 

@@ -347,7 +347,7 @@ class StagedFunction:
         signature's IR and machine code: a receiver runs those signatures without tracing."""
         fun = pickling.function_reference(self._fun)
         programs = pickling.export_programs(self)
-        return (pickling.rebuild, (StagedFunction, fun, self._transform, self.static_argnums, programs))
+        return (pickling.rebuild, (StagedFunction, fun, self._transform, self.static_argnums, programs, self.dynamic))
 
     def programs(self) -> list:
         """(signature parts, Program) of each cached signature, for this code generator version."""

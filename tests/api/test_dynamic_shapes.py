@@ -176,6 +176,8 @@ def test_dynamic_up_front_compiles_one_version_from_the_first_call(caplog):
     assert "compile value_and_grad(mlp_loss) dynamic for" in caplog.text
     assert "f64[N,5], f64[N,3]" in caplog.text
     assert "with its dynamic version at N=70 (no compile)" in caplog.text
+    staged(params, rng.normal(size=(1, 5)), rng.normal(size=(1, 3)))
+    assert "x: f64[1,5], y: f64[1,3]): N=1 (the dynamic version is for N >= 2)" in caplog.text
 
 
 def test_dynamic_true_marks_the_batch_axis():
@@ -239,3 +241,47 @@ def test_slices_of_the_dynamic_axis_sizes_n_minus_one():
         np.testing.assert_allclose(got, specialized(x), rtol=1e-15, atol=1e-13)
         np.testing.assert_allclose(got, rosen_grad(x), rtol=1e-12, atol=1e-12)
     assert dynamic.cache_info().compiles == 2
+
+
+def test_pickled_after_dynamic_sizes_keeps_policy_and_results():
+    import pickle
+
+    staged = gt.value_and_grad(mlp_loss, dynamic={(1, 0), (2, 0)})
+    rng = np.random.default_rng(7)
+    params = _params(rng)
+    data = {n: (rng.normal(size=(n, 5)), rng.normal(size=(n, 3))) for n in (12, 20)}
+    before = {n: _flat(staged(params, *xy)) for n, xy in data.items()}
+    copy = pickle.loads(pickle.dumps(staged))
+    assert copy.dynamic == frozenset({(1, 0), (2, 0)})
+    for n, xy in data.items():  # the receiver compiles these sizes from their IR: equal to rounding
+        for a, b in zip(_flat(copy(params, *xy)), before[n]):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+
+
+def test_float32_and_a_size_used_as_a_value():
+    def f(x):
+        n = x.shape[0]
+        return gt.sum(gt.tanh(x)) / n + gt.sum(x * x) * (n - 1)
+
+    dynamic, specialized = gt.value_and_grad(f), gt.value_and_grad(f, dynamic=False)
+    rng = np.random.default_rng(8)
+    for n in [300, 500, 2, 7, 1000]:
+        x = rng.normal(size=n).astype(np.float32)
+        (v, g), (v2, g2) = dynamic(x), specialized(x)
+        assert v.dtype == g.dtype == np.float32
+        np.testing.assert_allclose(v, v2, rtol=1e-6)
+        np.testing.assert_allclose(g, g2, rtol=1e-6, atol=1e-7)
+        x64 = x.astype(np.float64)
+        np.testing.assert_allclose(g, (1 - np.tanh(x64) ** 2) / n + 2 * x64 * (n - 1), rtol=1e-5, atol=1e-6)
+    # at n = 2 the factor n - 1 is 1 and the optimizer drops it: another program, compiled for itself
+    assert dynamic.cache_info().compiles == 3
+
+
+def test_an_array_constant_of_the_size_falls_back():
+    def f(x):
+        return gt.sum(x * np.arange(x.shape[0], dtype=np.float64))
+
+    staged = gt.grad(f)
+    for n in [10, 20, 30]:
+        np.testing.assert_array_equal(staged(np.ones(n)), np.arange(n, dtype=np.float64))
+    assert staged.cache_info().compiles == 3
