@@ -56,12 +56,14 @@ from .tracer import (  # noqa: F401
     custom_gradient,
     make_ir,
 )
+from .runtime.dynamic_serving import DynamicServing as _DynamicServing  # noqa: E402
 from .tracer import backward_plan as _backward_plan  # noqa: E402
 
 # The tape compiles its backward plans by the runtime's policy for serving a Function
 # while it compiles: injected here, since tracer/ imports neither runtime nor codegen.
-_backward_plan.serve = runtime.ServedFunction
-del _backward_plan
+# Plans that differ only in a size share a dynamic version (runtime/dynamic_serving.py).
+_backward_plan.serve = _DynamicServing()
+del _backward_plan, _DynamicServing
 
 # Optimization loops: optimizers and schedules, the compiled training step, SciPy interop
 # (gradtape.scipy imports SciPy only when minimize is called).

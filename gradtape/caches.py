@@ -12,6 +12,7 @@ from .runtime import cache as _runtime_cache
 from .runtime import disk_cache as _disk_cache
 from .staging import staged as _staged
 from .tracer import backward_cache as _backward_cache
+from .tracer import backward_plan as _backward_plan
 
 
 def clear_cache():
@@ -31,5 +32,6 @@ def clear_cache():
     """
     _staged.clear_all_caches()
     _backward_cache.clear_cache()
+    getattr(_backward_plan.serve, "clear", lambda: None)()  # the plans' dynamic versions (runtime/dynamic_serving.py)
     _runtime_cache.clear_cache()
     _disk_cache.clear_cache()

@@ -5,6 +5,9 @@ Each is a plain module attribute, so tests and programs may also assign it:
     import gradtape.runtime.config as rt_config
     rt_config.async_compile = False
 
+- `dynamic_plans` (GRADTAPE_DYNAMIC_PLANS, default on): a tape's backward
+  plans that differ only in one size share one compiled dynamic version
+  (dynamic_serving.py); off, each plan compiles its own.
 - `async_compile` (GRADTAPE_ASYNC_COMPILE, default on): compile_function_async
   builds native code on a background thread; off, it compiles in the caller
   and returns a finished future. Staged functions (gradtape.grad, ...) and
@@ -79,6 +82,8 @@ def _flag(name: str, default: bool) -> bool:
 
 
 async_compile = _flag("GRADTAPE_ASYNC_COMPILE", True)
+# A tape's backward plans that differ only in a size share one dynamic version (dynamic_serving.py).
+dynamic_plans = _flag("GRADTAPE_DYNAMIC_PLANS", True)
 opt_level = int(os.environ.get("GRADTAPE_OPT_LEVEL", "2"))
 loop_unrolling = _flag("GRADTAPE_LOOP_UNROLLING", True)
 fast_call = _flag("GRADTAPE_FAST_CALL", True)

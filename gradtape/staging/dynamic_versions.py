@@ -7,7 +7,7 @@ argument of `differentiable`, `grad`, ...):
   - None (automatic, the default): the first signature of a family compiles
     as always; when a second one differs in the sizes of some dimensions, all
     by the same N1 -> N2, those dimensions become one run-time size N, and
-    one dynamic version (dynamic_shapes.generalize, runtime/dynamic_kernel.py)
+    one dynamic version (runtime/dynamic_family.py)
     serves that signature and every later one of the family that matches;
   - a set of (argnum, axis) pairs, or True (axis 0 of the last array
     argument and of every array whose axis 0 has its size, e.g. a batch):
@@ -26,10 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.dynamic_sizes import MIN_SIZE
-from ..runtime.dynamic_kernel import DynamicKernel
+from ..runtime.dynamic_family import Family
 from ..tracer import tree
 from . import compile_log, program as program_module
-from .dynamic_shapes import generalize
 
 MAX_FAMILIES = 64  # per staged function; the oldest is forgotten past this
 
@@ -70,15 +69,27 @@ class DynamicVersions:
             return False
         key, dims = _rank_key(sig.parts)
         family = self.families.get(key)
+        log = _Log(title, described)
         if family is None:
-            family = self.families[key] = _Family(self, dims, program.fn)
+            family = self.families[key] = Family(dims, program.fn, log)
             while len(self.families) > MAX_FAMILIES:
                 del self.families[next(iter(self.families))]
             if self.policy is not None:  # dynamic up front: trace once more at another size
                 self._second_size(staged, sig, args, dims)
-                return family.offer(dims, program, title, described) if family.kernel else False
+                return self._offer(family, dims, program, log) if family.kernel else False
             return False
-        return family.offer(dims, program, title, described)
+        return self._offer(family, dims, program, log)
+
+    def _offer(self, family, dims, program, log) -> bool:
+        family.log = log  # this call's words
+        before = family.compiles
+        run = family.offer(dims, program.fn, log.title)
+        self.compiles += family.compiles - before
+        if run is None:
+            return False
+        program.compiled = run
+        program.log_label = None
+        return True
 
     def covers(self, sig) -> bool:
         """Whether a dynamic version already exists for `sig`'s sizes (its trace is still to be checked)."""
@@ -86,7 +97,7 @@ class DynamicVersions:
             return False
         key, dims = _rank_key(sig.parts)
         family = self.families.get(key)
-        return family is not None and family.kernel is not None and family._size_of(dims) is not None
+        return family is not None and family.kernel is not None and family.size_of(dims) is not None
 
     def _second_size(self, staged, sig, args, dims):
         """Trace (and so generalize and compile) the family of `sig` at another size of its dynamic dims."""
@@ -106,73 +117,23 @@ class DynamicVersions:
         staged._program_for(fake)
 
 
-class _Family:
-    """Signatures of one structure: the first one's Function, then the dynamic version."""
+class _Log:
+    """What a family of one staged function's signatures says, in the compile log."""
 
-    def __init__(self, owner, dims, fn):
-        self.owner, self.dims, self.fn = owner, dims, fn
-        self.kernel = self.symbolic = self.mask = None
-        self.failed = False
+    def __init__(self, title, described):
+        self.title, self.described = title, described
 
-    def offer(self, dims, program, title, described) -> bool:
-        if self.failed:
-            return False
-        if self.kernel is None and not self._make(dims, program, title, described):
-            return False
-        n = self._size_of(dims)
-        if n is None:
-            sizes = sorted({dims[i] for i in self.mask})
-            why = f"N={sizes[0]} (the dynamic version is for N >= {MIN_SIZE})" if len(sizes) == 1 and \
-                sizes[0] < MIN_SIZE else "other dimensions changed than the dynamic version's"
-            compile_log.dynamic_declined(title, described, why)
-            return False
-        if not self.symbolic.matches(program.fn, n):
-            compile_log.dynamic_declined(title, described, f"its trace at N={n} is another program")
-            return False
-        sym = self.symbolic
-        in_types = sym.types_at(sym.fn.in_types[:sym.n_inputs], n)
-        program.compiled = self.kernel.bind(n, in_types, sym.types_at(sym.fn.out_types, n), sym.scalars(n))
-        program.log_label = None
-        compile_log.dynamic_used(title, described, n)
-        return True
+    def compiled(self, label, kernel, symbolic):
+        compile_log.dynamic_compiled(self.title, self.described, kernel, symbolic)
 
-    def _make(self, dims, program, title, described) -> bool:
-        changed = [i for i, (a, b) in enumerate(zip(self.dims, dims)) if a != b]
-        before, after = {self.dims[i] for i in changed}, {dims[i] for i in changed}
-        if not changed or len(before) != 1 or len(after) != 1:
-            self.failed = bool(changed)  # two sizes changing at once: specialized versions
-            return False
-        n1, n2 = before.pop(), after.pop()
-        if min(n1, n2) < MIN_SIZE:
-            if n1 < MIN_SIZE:  # a size 0 or 1 says nothing of the others: start from this one
-                self.dims, self.fn = dims, program.fn
-            return False
-        sym = generalize(self.fn, n1, program.fn, n2)
-        if sym is None:
-            self.failed = True
-            compile_log.dynamic_failed(title, described, "the traces at two sizes differ in more than sizes")
-            return False
-        try:
-            kernel = DynamicKernel(sym.fn, f"{title} dynamic")
-        except Exception as e:  # Unsupported, DynamicUnsupported, CompileError: specialized versions
-            self.failed = True
-            compile_log.dynamic_failed(title, described, f"{type(e).__name__}: {e}")
-            return False
-        self.kernel, self.symbolic, self.mask = kernel, sym, changed
-        self.owner.compiles += 1
-        compile_log.dynamic_compiled(title, described, kernel, sym)
-        return True
+    def used(self, label, n):
+        compile_log.dynamic_used(self.title, self.described, n)
 
-    def _size_of(self, dims):
-        """N for a signature of this family, or None when it is not one the dynamic version covers."""
-        mask = set(self.mask)
-        sizes = {dims[i] for i in mask}
-        if len(sizes) != 1:
-            return None
-        if any(a != b for i, (a, b) in enumerate(zip(self.dims, dims)) if i not in mask):
-            return None
-        n = sizes.pop()
-        return n if n >= MIN_SIZE else None
+    def declined(self, label, why):
+        compile_log.dynamic_declined(self.title, self.described, why)
+
+    def failed(self, label, why):
+        compile_log.dynamic_failed(self.title, self.described, why)
 
 
 def _is_shape(part) -> bool:

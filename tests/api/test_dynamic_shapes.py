@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradtape as gt
-from gradtape.staging.dynamic_shapes import generalize
+from gradtape.codegen.dynamic_generalize import generalize
 
 pytestmark = pytest.mark.native
 

@@ -15,6 +15,7 @@ import pytest
 import gradtape as gt
 from gradtape import ir, runtime
 from gradtape.runtime import serving
+from gradtape.runtime.dynamic_serving import DynamicServing
 from gradtape.tracer import backward_cache, backward_plan
 from gradtape.tracer.dispatch import bind
 
@@ -535,7 +536,10 @@ def compiles(monkeypatch):
 
 
 def test_the_package_root_gives_the_tape_the_runtimes_compile_policy():
-    assert backward_plan.serve is serving.ServedFunction
+    # ServedFunction's policy, plans that differ only in a size sharing a dynamic version
+    assert isinstance(backward_plan.serve, DynamicServing)
+    served = backward_plan.serve(gt.make_ir(lambda x: gt.exp(x), A), compile_after=3)
+    assert isinstance(served.served, serving.ServedFunction) and served.compiled is None
 
 
 def test_without_a_compile_hook_plans_are_interpreted(monkeypatch):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..codegen.dynamic_sizes import MIN_SIZE, SymSize, concrete, is_symbolic
+from .dynamic_sizes import MIN_SIZE, SymSize, concrete, is_symbolic
 
 
 class Mismatch(Exception):

@@ -1,0 +1,96 @@
+"""A family of Functions that differ only in sizes, and the one dynamic version that serves them.
+
+Shared by staged functions (staging/dynamic_versions.py, one family per
+signature structure) and the tape's backward plans (dynamic_serving.py, one
+per recorded structure). `dims` is the flat list of a member's input
+dimensions, in order:
+
+    family = Family(dims, fn, log)                 # the first member
+    run = family.offer(dims2, fn2, label)          # a SizedCall, or None: compile fn2 itself
+
+The second member whose dims differ from the first's by one size N1 -> N2
+(all changed dimensions alike, both >= 2) makes the dynamic version:
+codegen.dynamic_generalize.generalize, then DynamicKernel. Every member
+offered afterwards runs it when its own Function is exactly the dynamic one
+at its N (`SymbolicFunction.matches`), and otherwise is compiled by its
+caller as always. `log` hears each decision (`compiled`, `used`,
+`declined`, `failed`, each with the caller's label first).
+"""
+from __future__ import annotations
+
+from ..codegen.dynamic_generalize import generalize
+from ..codegen.dynamic_sizes import MIN_SIZE
+from .dynamic_kernel import DynamicKernel
+
+
+class Family:
+    """One structure's first Function, then its dynamic version (use under the owner's lock)."""
+
+    def __init__(self, dims, fn, log):
+        self.dims, self.fn, self.log = list(dims), fn, log
+        self.kernel = self.symbolic = self.mask = None
+        self.failed = False
+        self.compiles = 0
+
+    def offer(self, dims, fn, label):
+        """The dynamic version bound to `fn`'s size when it serves `fn` exactly, else None."""
+        if self.failed:
+            return None
+        if self.kernel is None and not self._make(dims, fn, label):
+            return None
+        n = self.size_of(dims)
+        if n is None:
+            sizes = sorted({dims[i] for i in self.mask})
+            why = f"N={sizes[0]} (the dynamic version is for N >= {MIN_SIZE})" if len(sizes) == 1 and \
+                sizes[0] < MIN_SIZE else "other dimensions changed than the dynamic version's"
+            self.log.declined(label, why)
+            return None
+        if not self.symbolic.matches(fn, n):
+            self.log.declined(label, f"its trace at N={n} is another program")
+            return None
+        sym = self.symbolic
+        in_types = sym.types_at(sym.fn.in_types[:sym.n_inputs], n)
+        run = self.kernel.bind(n, in_types, sym.types_at(sym.fn.out_types, n), sym.scalars(n))
+        self.log.used(label, n)
+        return run
+
+    def _make(self, dims, fn, label) -> bool:
+        changed = [i for i, (a, b) in enumerate(zip(self.dims, dims)) if a != b]
+        before, after = {self.dims[i] for i in changed}, {dims[i] for i in changed}
+        if not changed or len(before) != 1 or len(after) != 1:
+            if changed:  # two sizes changing at once: specialized versions
+                self.failed = True
+                self.log.failed(label, "more than one size changed")
+            return False
+        n1, n2 = before.pop(), after.pop()
+        if min(n1, n2) < MIN_SIZE:
+            if n1 < MIN_SIZE:  # a size 0 or 1 says nothing of the others: start from this one
+                self.dims, self.fn = list(dims), fn
+            return False
+        sym = generalize(self.fn, n1, fn, n2)
+        if sym is None:
+            self.failed = True
+            self.log.failed(label, "the programs at two sizes differ in more than sizes")
+            return False
+        try:
+            kernel = DynamicKernel(sym.fn, f"{label} dynamic")
+        except Exception as e:  # Unsupported, DynamicUnsupported, CompileError: specialized versions
+            self.failed = True
+            self.log.failed(label, f"{type(e).__name__}: {e}")
+            return False
+        self.kernel, self.symbolic, self.mask = kernel, sym, changed
+        self.fn = None  # no longer needed: the symbolic Function stands for every size
+        self.compiles += 1
+        self.log.compiled(label, kernel, sym)
+        return True
+
+    def size_of(self, dims):
+        """N for a member with `dims`, or None when the dynamic version does not cover it."""
+        mask = set(self.mask)
+        sizes = {dims[i] for i in mask}
+        if len(sizes) != 1:
+            return None
+        if any(a != b for i, (a, b) in enumerate(zip(self.dims, dims)) if i not in mask):
+            return None
+        n = sizes.pop()
+        return n if n >= MIN_SIZE else None
