@@ -1,6 +1,6 @@
 """Dynamic shapes: 100 distinct sizes through one staged function, compiles and time per call.
 
-    python bench/dynamic_shapes.py [--sizes 100] [--sample 8] [--rounds 30] [--wall]
+    python bench/dynamic_shapes.py [--sizes 100] [--sample 8] [--rounds 60] [--wall]
 
 Two workloads: W3's loss (`value_and_grad` of the mean softmax
 cross-entropy of a tanh MLP 784-256-10) over 100 batch sizes, and W2's
@@ -101,7 +101,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, default=100, help="distinct sizes per workload")
     parser.add_argument("--sample", type=int, default=8, help="sizes at which time per call is compared")
-    parser.add_argument("--rounds", type=int, default=30, help="rounds of interleaved timing")
+    parser.add_argument("--rounds", type=int, default=60, help="rounds of interleaved timing")
     parser.add_argument("--wall", action="store_true", help="wall time instead of this thread's CPU time")
     args = parser.parse_args()
     clock = time.perf_counter if args.wall else time.thread_time
