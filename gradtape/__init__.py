@@ -19,6 +19,7 @@ from ._requirements import check_installed as _check_installed
 _check_installed()  # an older NumPy or llvmlite fails here, naming itself, not deep in a compile
 
 from . import ir  # noqa: F401,E402
+from . import linalg  # noqa: F401,E402  (numpy.linalg on Tensors: gradtape.linalg.solve, ...)
 from . import runtime  # noqa: F401
 from . import testing  # noqa: F401
 from .api import constant, stop_gradient  # noqa: F401
@@ -99,7 +100,7 @@ __all__ = [
     "ConcretizationError", "TracerError", "UnexpectedTracerError", "UnsupportedNumPyFunction",
     "CustomRuleError",
     # modules
-    "ir", "runtime", "testing",
+    "ir", "linalg", "runtime", "testing",
     # the NumPy-like functions (gradtape/functions)
     *_function_names,
 ]

@@ -31,7 +31,7 @@ thread pool (parallel.py); `blas=False` also leaves them whole.
 """
 from __future__ import annotations
 
-from . import blas, parallel
+from . import blas, lapack, parallel
 from .lowered import Lowered, LoweringError, Unsupported, _use_blas, blas_allowed  # noqa: F401
 from .lowering import lower_function
 
@@ -58,7 +58,7 @@ def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
 
 def external_address(symbol: str) -> int | None:
     """The address in this process of an external generated code may name in
-    Lowered.externals (BLAS routines), or None when it is not one of those
+    Lowered.externals (BLAS and LAPACK routines, the LAPACK error callback), or None when it is not one of those
     (libraries' symbols, such as libmvec's, resolve by loading the library;
     the thread pool's is the runtime's)."""
-    return blas.symbol_address(symbol) or parallel.external_address(symbol)
+    return blas.symbol_address(symbol) or lapack.symbol_address(symbol) or parallel.external_address(symbol)

@@ -47,6 +47,7 @@ from ..ir.op import Op
 from . import layout
 from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
+from .lapack import lower_cholesky, lower_eigh, lower_slogdet, lower_solve
 from .control import lower_checkpoint, lower_cond, lower_scan, lower_while
 from .control_stack import lower_while_vjp
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
@@ -182,6 +183,10 @@ RULES: dict[Op, Rule] = {
     ops.scatter_add_p: Rule(_lower_scatter_add, "scatter"),
     ops.concatenate_p: Rule(_lower_concatenate, "per_operand"),
     ops.contract_p: Rule(lower_contract, "contract"),
+    ops.solve_p: Rule(lower_solve, "contract"),  # LAPACK (lapack.py): reads operands once, into copies
+    ops.slogdet_p: Rule(lower_slogdet, "contract"),
+    ops.cholesky_p: Rule(lower_cholesky, "contract"),
+    ops.eigh_p: Rule(lower_eigh, "contract"),
     ops.call_p: Rule(_call_is_inlined, "inlined"),
     ops.custom_vjp_p: Rule(_call_is_inlined, "inlined"),
     ops.custom_jvp_p: Rule(_call_is_inlined, "inlined"),

@@ -16,6 +16,7 @@ from . import elementwise_rest, arrays_more, polynomials, calculus, sets, linear
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
 from . import predicates, scans, statistics  # issue 15 points 2 and 6: reductions, predicates
 from . import elementwise_more, elementwise_division  # issue 15 point 1: NumPy's other elementwise functions
+from . import linalg_decomp, linalg_solve  # issue 15 point 4: numpy.linalg (public as gradtape.linalg)
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_more import *  # noqa: F401,F403
 from .elementwise_division import *  # noqa: F401,F403

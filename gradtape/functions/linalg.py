@@ -627,10 +627,15 @@ def _matrix_norm(x, ord, row, col):
         summed = _sum(absolute(x), (col,))
         return _max(summed, row - (row > col), neg=ord == -np.inf)
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(
-            f"norm: ord={ord!r} for matrices needs singular values, which gradtape does "
-            "not provide yet; use ord='fro', 1 or inf"
-        )
+        from .linalg_decomp import singular_values  # (linalg_decomp builds on this module)
+
+        ndim = len(shape_of(x))
+        rest = [a for a in range(ndim) if a not in (row, col)]
+        s = singular_values(_transpose(x, rest + [row, col]))
+        last = len(rest)
+        if ord == "nuc":
+            return _sum(s, (last,))
+        return _max(s, last, neg=ord == -2)
     raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
 
 
@@ -640,7 +645,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
     Vector norms (one axis): ord None or 2 (Euclidean), 1, inf, -inf, 0 and
     any other number p (`sum(|x|**p)**(1/p)`). Matrix norms (two axes): None
-    or 'fro', 1, -1, inf, -inf. With `axis=None`, a 1-D input gets a vector
+    or 'fro', 1, -1, inf, -inf, and through the singular values 2 (the
+    largest), -2 (the smallest) and 'nuc' (their sum). With `axis=None`, a 1-D input gets a vector
     norm, a 2-D input a matrix norm, and `ord=None` is the 2-norm of all
     elements whatever the rank. Integer inputs become float64.
 

@@ -26,6 +26,7 @@ import ctypes
 import numpy as np
 
 from .. import ir
+from ..codegen import lapack
 from .arena import thread_arena
 from .errors import ArgumentError, RuntimeLayerError
 
@@ -96,6 +97,8 @@ class CompiledFunction:
         else:
             self.call_path = "interpreter"
             self._new, self._into = _interpreter_entries(self)
+        if native is not None and lapack.uses_lapack(native.symbols):
+            self._new, self._into = _raising_linalg_errors(self._new), _raising_linalg_errors(self._into)
         self.entry, self.entry_into = self._new, self._into
 
     def __call__(self, *args, out=None):
@@ -189,6 +192,18 @@ class CompiledFunction:
             f"internal error: the {self.call_path} entry of {self.signature()} rejected converted "
             f"arguments {[_describe(a) for a in args]}; please report this"
         )
+
+
+def _raising_linalg_errors(entry):
+    """`entry`, raising the LinAlgError that LAPACK reported during the call (codegen/lapack.py):
+    a singular or not positive-definite matrix must not return garbage."""
+    def checked(*args):
+        lapack.clear_pending()
+        result = entry(*args)
+        lapack.raise_pending()
+        return result
+
+    return checked
 
 
 def _footprint(native) -> int:

@@ -64,6 +64,15 @@ def max_ulp(got, want) -> float:
     return float(np.max(np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]))))
 
 
+def compiles_natively(fn: ir.Function) -> bool:
+    """Whether fn holds no op of test_native_coverage's INTERPRETED_ONLY list."""
+    from gradtape.ir.inline_calls import inline_calls
+
+    from .test_native_coverage import INTERPRETED_ONLY
+
+    return not any(e.op.name in INTERPRETED_ONLY for f in (fn, inline_calls(fn)) for e in f.eqns)
+
+
 def joint_function(spec, dtype=None):
     """The op spec's joint vjp Function (inputs + one cotangent per output ->
     outputs + gradients) and values for its inputs and random cotangents.

@@ -1,0 +1,132 @@
+"""Gradients of numpy.linalg losses: gradtape (staged, native LAPACK) against hand-written
+NumPy gradients and, when installed, jax.grad under jax.jit, as ratios measured in the
+same run.
+
+    python bench/linalg.py [--sizes 100 500] [--rounds 5]
+
+Losses (A: n x n well conditioned, S: symmetric positive definite, b: n):
+
+    solve     sum(solve(A, b))        grad: -outer(solve(A^T, 1), x)
+    inv       sum(inv(A))             grad: -outer(inv(A)^T 1, 1^T inv(A)^T)
+    cholesky  sum(cholesky(S))        grad: Murray's formula with two solves
+    eigh      sum(eigvalsh(S)^2)      grad: V diag(2 w) V^T, read as its lower triangle
+    slogdet   logabsdet(A)            grad: inv(A)^T
+
+Each hand-written gradient also computes what it needs of the forward pass,
+as a program would. Target (issue 15): gradtape within 1.5x of hand NumPy.
+Times are the best of interleaved rounds (all contenders meet the same quiet
+moments of a shared machine). Everything runs on NumPy's OpenBLAS, threaded
+as the environment says (OPENBLAS_NUM_THREADS); JAX uses its own LAPACK.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from _quiet import wait_quiet  # noqa: E402
+from _timing import fmt, interleaved_best  # noqa: E402
+
+import gradtape as gt  # noqa: E402
+
+
+def _lower_only(g):
+    """The gradient of a function of A's lower triangle, from the one of the symmetric matrix."""
+    return np.tril(g) + np.tril(g.T, -1)
+
+
+def _hand_solve(a, b):
+    x = np.linalg.solve(a, b)
+    return -np.outer(np.linalg.solve(a.T, np.ones_like(b)), x)
+
+
+def _hand_inv(a):
+    ai = np.linalg.inv(a)
+    return -np.outer(ai.sum(axis=0), ai.sum(axis=1))
+
+
+def _hand_cholesky(s):
+    low = np.linalg.cholesky(s)
+    p = low.T @ np.ones_like(s)
+    p = np.tril(p) - 0.5 * np.diag(np.diag(p))
+    x = np.linalg.solve(low.T, p)
+    half = np.linalg.solve(low.T, x.T).T
+    return np.tril(half) + np.tril(half.T, -1)
+
+
+def _hand_eigh(s):
+    w, v = np.linalg.eigh(s)
+    return _lower_only((v * (2 * w)) @ v.T)
+
+
+def _hand_slogdet(a):
+    return np.linalg.inv(a).T
+
+
+def _problems(n, rng):
+    a = rng.standard_normal((n, n)) / np.sqrt(n) + 2 * np.eye(n)
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    s = (q * np.linspace(1.0, 5.0, n)) @ q.T
+    b = rng.standard_normal(n)
+    return {
+        "solve": (lambda t: gt.sum(np.linalg.solve(t, b)), _hand_solve, (a, b), a,
+                  lambda jnp: lambda t: jnp.sum(jnp.linalg.solve(t, b))),
+        "inv": (lambda t: gt.sum(np.linalg.inv(t)), _hand_inv, (a,), a,
+                lambda jnp: lambda t: jnp.sum(jnp.linalg.inv(t))),
+        "cholesky": (lambda t: gt.sum(np.linalg.cholesky(t)), _hand_cholesky, (s,), s,
+                     lambda jnp: lambda t: jnp.sum(jnp.linalg.cholesky(t))),
+        "eigh": (lambda t: gt.sum(np.linalg.eigvalsh(t) ** 2), _hand_eigh, (s,), s,
+                 lambda jnp: lambda t: jnp.sum(jnp.linalg.eigvalsh(t) ** 2)),
+        "slogdet": (lambda t: np.linalg.slogdet(t)[1], _hand_slogdet, (a,), a,
+                    lambda jnp: lambda t: jnp.linalg.slogdet(t)[1]),
+    }
+
+
+def _jax():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None, None
+    jax.config.update("jax_enable_x64", True)
+    return jax, jnp
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500])
+    parser.add_argument("--rounds", type=int, default=5)
+    opts = parser.parse_args()
+    jax, jnp = _jax()
+    print(f"machine busy before timing: {wait_quiet():.0%}; JAX: {'yes' if jax else 'not installed, skipped'}")
+    print(f"{'loss':>9} {'n':>4} {'hand NumPy':>11} {'gradtape':>10} {'ratio':>6} {'jax.jit':>10} {'ratio':>6}  max |diff|")
+    rng = np.random.default_rng(0)
+    for n in opts.sizes:
+        for name, (loss, hand, hand_args, x, jax_loss) in _problems(n, rng).items():
+            grad = gt.grad(loss)
+            for _ in range(4):  # past the interpreted first calls: native code (runtime/serving.py)
+                got = grad(x)
+            gt.runtime.wait_for_compiles()
+            got = grad(x)
+            want = hand(*hand_args)
+            diff = np.abs(got - want).max() / max(1.0, np.abs(want).max())
+            fns = {"hand": lambda: hand(*hand_args), "gradtape": lambda: grad(x)}
+            if jax is not None:
+                jgrad = jax.jit(jax.grad(jax_loss(jnp)))
+                jgrad(x).block_until_ready()
+                fns["jax"] = lambda: jgrad(x).block_until_ready()
+            calls = 2 if n >= 500 else 10
+            best = interleaved_best(fns, rounds=opts.rounds, calls=calls)
+            jax_cols = (f"{fmt(best['jax']):>10} {best['jax'] / best['hand']:>6.2f}" if "jax" in best
+                        else f"{'-':>10} {'-':>6}")
+            print(f"{name:>9} {n:>4} {fmt(best['hand']):>11} {fmt(best['gradtape']):>10} "
+                  f"{best['gradtape'] / best['hand']:>6.2f} {jax_cols}  {diff:.1e}")
+
+
+if __name__ == "__main__":
+    main()

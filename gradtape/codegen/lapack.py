@@ -1,0 +1,459 @@
+"""LAPACK from NumPy's bundled OpenBLAS, called from generated code: solve, slogdet,
+cholesky, eigh.
+
+NumPy's ILP64 OpenBLAS exports the Fortran LAPACK routines with a prefix and
+suffix (`scipy_dgesv_64_`): every argument by pointer, integers 64-bit,
+and each character argument followed by a hidden length at the end. The
+integer and character arguments live in a small arena block; the matrices
+are copied into the arena in the layout LAPACK wants (it overwrites its
+input), and results are copied (transposed where needed) into the output.
+
+A row-major matrix read as column-major is its transpose. So: cholesky of
+a symmetric matrix factors it as column-major with UPLO='U' (its upper
+triangle there is our lower one) and the factor's transpose is our L;
+eigh does the same with ?syevd; slogdet factors A^T (same determinant);
+solve copies A and B transposed into column-major for ?gesv.
+
+Failures: when LAPACK's `info` is not 0 (a singular matrix for solve, one
+that is not positive definite for cholesky, no convergence for eigh), the
+code calls `gradtape_linalg_failed(message, info, batch_index)`, a ctypes
+callback that records the failure for the calling thread; the runtime
+raises it as np.linalg.LinAlgError when the call returns (`raise_pending`),
+with the message of the interpreter (ir/ops/linalg.py: linalg_error). The
+message string travels in the object code, so cached objects report
+correctly in other processes.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+
+import llvmlite.ir as ir
+import numpy as np
+
+from ..ir import TensorType
+from ..ir.ops import log_p
+from ..ir.ops.linalg import linalg_error
+from . import blas
+from .dtypes import F32, F64, I8, I64, constant
+from .lowered import Unsupported, blas_allowed
+from .math import emit_math
+from .nodes import View
+from .steps import Fill, Step
+
+ERROR_SYMBOL = "gradtape_linalg_failed"
+
+_PREFIX = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
+
+
+def _symbol(routine: str, dtype) -> str:
+    return f"scipy_{_PREFIX[np.dtype(dtype)]}{routine}_64_"
+
+
+@functools.lru_cache(maxsize=None)
+def address(routine: str, dtype) -> tuple | None:
+    """(symbol, address) of LAPACK `routine` ("gesv", "getrf", "potrf", "syevd") for dtype, or None."""
+    lib = blas._library()
+    if lib is None or np.dtype(dtype) not in _PREFIX:
+        return None
+    name = _symbol(routine, dtype)
+    try:
+        return name, ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+    except AttributeError:
+        return None
+
+
+# --- failures: a callback the generated code calls, raised by the runtime ----------------
+
+_pending = threading.local()
+_CALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64)
+
+
+def _record_failure(message, info, batch_index):
+    if getattr(_pending, "failure", None) is None:  # the first failure of a call is the one reported
+        _pending.failure = (message.decode(), int(info), int(batch_index))
+
+
+_callback = _CALLBACK_TYPE(_record_failure)
+
+
+def symbol_address(symbol: str) -> int | None:
+    """The address of the error callback or of a LAPACK routine named `symbol`, or None."""
+    if symbol == ERROR_SYMBOL:
+        return ctypes.cast(_callback, ctypes.c_void_p).value
+    for routine in ("gesv", "getrf", "potrf", "syevd"):
+        for dtype in _PREFIX:
+            if _symbol(routine, dtype) == symbol:
+                found = address(routine, dtype)
+                return found[1] if found else None
+    return None
+
+
+def uses_lapack(symbols) -> bool:
+    """Whether code calling these externals may report a LAPACK failure."""
+    return ERROR_SYMBOL in symbols
+
+
+def clear_pending():
+    _pending.failure = None
+
+
+def raise_pending():
+    """Raise the LinAlgError that generated code recorded on this thread during its last call, if any."""
+    failure = getattr(_pending, "failure", None)
+    if failure is None:
+        return
+    _pending.failure = None
+    message, info, batch_index = failure
+    function, problem, shape = message.split("|")
+    shape = tuple(int(d) for d in shape.split(",") if d)
+    if info < 0:
+        raise RuntimeError(f"numpy.linalg.{function}: LAPACK rejected argument {-info} for an input of shape "
+                           f"{shape}; this is a gradtape bug, please report it")
+    index = np.unravel_index(batch_index, shape[:-2]) if len(shape) > 2 else None
+    raise linalg_error(function, problem, shape, index)
+
+
+# --- emitting calls --------------------------------------------------------------------
+
+def _float_type(dtype):
+    return F64 if np.dtype(dtype) == np.float64 else F32
+
+
+def _global_string(module: ir.Module, text: str) -> ir.GlobalVariable:
+    data = bytearray(text.encode() + b"\0")
+    name = "gradtape_linalg_msg_" + "".join(c if c.isalnum() else "_" for c in text)
+    try:
+        return module.get_global(name)
+    except KeyError:
+        g = ir.GlobalVariable(module, ir.ArrayType(I8, len(data)), name)
+        g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+        g.global_constant = True
+        g.linkage = "internal"
+        return g
+
+
+class LapackCall(Step):
+    """Shared machinery: an int64 scratch block for scalar arguments, calls, info checks."""
+
+    SLOTS = 16  # int64 slots: scalars by reference, character codes, info
+
+    def __init__(self, ctx, function: str, problem: str, shape, dtype):
+        self.ints = ctx.arena(TensorType((self.SLOTS,), np.int64))
+        self.function, self.problem, self.shape, self.dtype = function, problem, tuple(shape), np.dtype(dtype)
+        ctx.use_external(ERROR_SYMBOL, symbol_address(ERROR_SYMBOL))
+
+    def _slot(self, k, i, value=None):
+        """Pointer to int64 slot i (storing `value`, an int or an i64 value, first when given)."""
+        p = self.ints.pointer_at(k, k.i64(i))
+        if value is not None:
+            k.b.store(k.i64(value) if isinstance(value, int) else value, p)
+        return p
+
+    def _char(self, k, i, char: str):
+        """A LAPACK character argument (one byte in slot i)."""
+        return k.b.bitcast(self._slot(k, i, ord(char)), I8.as_pointer())
+
+    def _ptr(self, k, view: View, offset):
+        """Pointer to element `offset` (an i64 value) of view's buffer as the float type."""
+        return view.pointer_at(k, offset)
+
+    def _declare(self, k, routine, n_args, n_chars):
+        name, _ = address(routine, self.dtype)
+        args = [ir.IntType(8).as_pointer()] * n_args + [I64] * n_chars
+        return blas.declare(k.module, name, ir.VoidType(), args)
+
+    def _call(self, k, routine, args, n_chars):
+        fn = self._declare(k, routine, len(args), n_chars)
+        casted = [k.b.bitcast(a, ir.IntType(8).as_pointer()) for a in args]
+        k.b.call(fn, casted + [k.i64(1)] * n_chars)
+
+    def _check(self, k, info_slot, batch_index):
+        """Report a nonzero info through the callback."""
+        info = k.b.load(self._slot(k, info_slot))
+        failed = k.b.icmp_signed("!=", info, k.i64(0))
+        with k.b.if_then(failed, likely=False):
+            text = f"{self.function}|{self.problem}|{','.join(map(str, self.shape))}"
+            msg = k.b.bitcast(_global_string(k.module, text), I8.as_pointer())
+            callback = blas.declare(k.module, ERROR_SYMBOL, ir.VoidType(), [I8.as_pointer(), I64, I64])
+            k.b.call(callback, [msg, info, batch_index])
+        return info
+
+
+def _batch_loop(k, batch_shape, body):
+    """body(linear batch index) for every matrix of the stack."""
+    size = int(np.prod(batch_shape, dtype=np.int64))
+    k.loop(size, body)
+
+
+def _transposed(view: View) -> View:
+    """The same elements with the last two axes swapped."""
+    shape = view.shape[:-2] + (view.shape[-1], view.shape[-2])
+    strides = view.strides[:-2] + (view.strides[-1], view.strides[-2])
+    return View(view.buffer, TensorType(shape, view.dtype), view.offset, strides)
+
+
+def _arena_copy(ctx, node, transpose: bool) -> View:
+    """A contiguous arena copy of a stack of matrices (each transposed when asked)."""
+    shape = node.shape[:-2] + ((node.shape[-1], node.shape[-2]) if transpose else node.shape[-2:])
+    target = ctx.arena(TensorType(shape, node.dtype))
+    ctx.add(Fill(_transposed(target) if transpose else target, node))
+    return target
+
+
+def _destination(ctx, eqn, routines, contiguous=True):
+    """Where the equation's value goes (a contiguous View at offset 0 when asked), and the
+    output itself: (None, dest) for an empty result. Unsupported when LAPACK is missing or off."""
+    dtype, what = eqn.out.type.dtype, eqn.op.name
+    if not blas_allowed():
+        raise Unsupported(f"{what}: LAPACK is off (code for export_c must run without NumPy)")
+    for r in routines:
+        if address(r, dtype) is None:
+            raise Unsupported(f"{what}: NumPy's OpenBLAS has no LAPACK routine {r} for {np.dtype(dtype).name}")
+    dest = ctx.dest(eqn.out)
+    if dest.type.size == 0:
+        return None, dest
+    ok = dest.linear and dest.offset == 0
+    return (dest if ok or not contiguous else ctx.arena(dest.type)), dest
+
+
+def _add(ctx, step):
+    ctx.add(step)
+    for r in step.ROUTINES:
+        ctx.use_external(*address(r, step.dtype))
+
+
+def _finish(ctx, out, dest):
+    if out is not dest:
+        ctx.add(Fill(dest, out))
+    return dest
+
+
+# --- solve: ?gesv on A and B copied column-major ---------------------------------------------
+
+class Gesv(LapackCall):
+    ROUTINES = ("gesv",)
+
+    def __init__(self, ctx, a_col, b_col, name, shape):
+        super().__init__(ctx, name, "singular", shape, a_col.dtype)
+        self.a, self.b = a_col, b_col
+        self.n, self.nrhs = a_col.shape[-1], b_col.shape[-2]
+        self.ipiv = ctx.arena(TensorType((self.n,), np.int64))
+
+    def reads(self):
+        return {self.a.buffer, self.b.buffer}
+
+    def writes(self):
+        return {self.a.buffer, self.b.buffer, self.ipiv.buffer, self.ints.buffer}
+
+    def emit(self, k):
+        n, nrhs = self.n, self.nrhs
+
+        def body(i):
+            a = self._ptr(k, self.a, k.b.mul(i, k.i64(n * n)))
+            b = self._ptr(k, self.b, k.b.mul(i, k.i64(n * nrhs)))
+            self._call(k, "gesv", [self._slot(k, 0, n), self._slot(k, 1, nrhs), a, self._slot(k, 2, max(1, n)),
+                                   self.ipiv.pointer_at(k, k.i64(0)), b, self._slot(k, 3, max(1, n)),
+                                   self._slot(k, 4)], 0)
+            self._check(k, 4, i)
+
+        _batch_loop(k, self.a.shape[:-2], body)
+
+
+def lower_solve(ctx, eqn, a, b):
+    _, dest = _destination(ctx, eqn, Gesv.ROUTINES, contiguous=False)
+    if dest.type.size == 0:
+        return dest
+    a_col, b_col = _arena_copy(ctx, a, True), _arena_copy(ctx, b, True)
+    _add(ctx, Gesv(ctx, a_col, b_col, eqn.params["name"], a.shape))
+    ctx.add(Fill(dest, _transposed(b_col)))
+    return dest
+
+
+# --- cholesky: ?potrf('U') on the row-major copy, then zeros above the diagonal ------------------
+
+class Potrf(LapackCall):
+    ROUTINES = ("potrf",)
+
+    def __init__(self, ctx, work, shape):
+        super().__init__(ctx, "cholesky", "not_pd", shape, work.dtype)
+        self.work, self.n = work, work.shape[-1]
+
+    def reads(self):
+        return {self.work.buffer}
+
+    def writes(self):
+        return {self.work.buffer, self.ints.buffer}
+
+    def emit(self, k):
+        n = self.n
+        zero = constant(self.dtype, 0)
+
+        def body(i):
+            base = k.b.mul(i, k.i64(n * n))
+            a = self._ptr(k, self.work, k.add(k.i64(self.work.offset), base))
+            self._call(k, "potrf", [self._char(k, 0, "U"), self._slot(k, 1, n), a, self._slot(k, 2, max(1, n)),
+                                    self._slot(k, 3)], 1)
+            self._check(k, 3, i)
+
+            def row(r):
+                def col(c):
+                    at = k.b.add(k.b.add(base, k.b.mul(r, k.i64(n))), c)
+                    k.b.store(zero, self.work.pointer_at(k, k.add(k.i64(self.work.offset), at)))
+                _upper_cols(k, r, n, col)
+
+            k.loop(n, row)
+
+        _batch_loop(k, self.work.shape[:-2], body)
+
+
+def _upper_cols(k, r, n, col):
+    """col(c) for c in r+1..n-1 (a loop with a dynamic start)."""
+    b = k.b
+    start = b.add(r, k.i64(1))
+    pre = b.block
+    head = b.append_basic_block("upper")
+    done = b.append_basic_block("upper.end")
+    b.cbranch(b.icmp_unsigned("<", start, k.i64(n)), head, done)
+    b.position_at_end(head)
+    c = b.phi(I64)
+    c.add_incoming(start, pre)
+    col(c)
+    nxt = b.add(c, k.i64(1))
+    c.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_unsigned("<", nxt, k.i64(n)), head, done)
+    b.position_at_end(done)
+
+
+def lower_cholesky(ctx, eqn, a):
+    work, dest = _destination(ctx, eqn, Potrf.ROUTINES)
+    if work is None:
+        return dest
+    ctx.add(Fill(work, a))
+    _add(ctx, Potrf(ctx, work, a.shape))
+    return _finish(ctx, work, dest)
+
+
+# --- slogdet: ?getrf, then the sign and the log of the pivots' product ----------------------------
+
+class Getrf(LapackCall):
+    ROUTINES = ("getrf",)
+
+    def __init__(self, ctx, lu, dest, shape):
+        super().__init__(ctx, "slogdet", "singular", shape, lu.dtype)
+        self.lu, self.dest, self.n = lu, dest, lu.shape[-1]
+        self.ipiv = ctx.arena(TensorType((self.n,), np.int64))
+
+    def reads(self):
+        return {self.lu.buffer}
+
+    def writes(self):
+        return {self.lu.buffer, self.ipiv.buffer, self.ints.buffer, self.dest.buffer}
+
+    def emit(self, k):
+        n, t = self.n, _float_type(self.dtype)
+        one, zero = constant(self.dtype, 1), constant(self.dtype, 0)
+        fabs = k.module.declare_intrinsic("llvm.fabs", [t])
+
+        def body(i):
+            base = k.b.mul(i, k.i64(n * n))
+            self._call(k, "getrf", [self._slot(k, 0, n), self._slot(k, 1, n), self._ptr(k, self.lu, base),
+                                    self._slot(k, 2, max(1, n)), self.ipiv.pointer_at(k, k.i64(0)),
+                                    self._slot(k, 3)], 0)
+            info = k.b.load(self._slot(k, 3))
+
+            def pivot(j, sign, logsum):
+                d = k.b.load(self.lu.pointer_at(k, k.b.add(base, k.b.mul(j, k.i64(n + 1)))))
+                swapped = k.b.icmp_signed("!=", k.b.load(self.ipiv.pointer_at(k, j)), k.b.add(j, k.i64(1)))
+                flip = k.b.xor(k.b.fcmp_ordered("<", d, zero), swapped)
+                sign = k.b.select(flip, k.b.fneg(sign), sign)
+                return sign, k.b.fadd(logsum, emit_math(k.b, log_p, k.b.call(fabs, [d])))
+
+            sign, logsum = k.loop(n, pivot, (one, zero))
+            singular = k.b.icmp_signed(">", info, k.i64(0))
+            sign = k.b.select(singular, zero, sign)
+            logsum = k.b.select(singular, constant(self.dtype, -np.inf), logsum)
+            at = k.add(k.i64(self.dest.offset), k.b.mul(i, k.i64(2)))
+            k.b.store(sign, self.dest.pointer_at(k, at))
+            k.b.store(logsum, self.dest.pointer_at(k, k.b.add(at, k.i64(1))))
+            # info < 0 (an argument LAPACK rejects) would be our bug: report it.
+            with k.b.if_then(k.b.icmp_signed("<", info, k.i64(0)), likely=False):
+                self._check(k, 3, i)
+
+        _batch_loop(k, self.lu.shape[:-2], body)
+
+
+def lower_slogdet(ctx, eqn, a):
+    out, dest = _destination(ctx, eqn, Getrf.ROUTINES)
+    if out is None:
+        return dest
+    _add(ctx, Getrf(ctx, _arena_copy(ctx, a, False), out, a.shape))
+    return _finish(ctx, out, dest)
+
+
+# --- eigh: ?syevd('V', 'U') on the row-major copy ---------------------------------------------------
+
+def _syevd_workspace(n: int, dtype) -> tuple:
+    """(lwork, liwork) LAPACK asks for (a workspace query through ctypes), at least its documented minimum."""
+    lwork, liwork = 1 + 6 * n + 2 * n * n, 3 + 5 * n
+    found = address("syevd", dtype)
+    if found is None or n == 0:
+        return lwork, liwork
+    ctype = ctypes.c_double if np.dtype(dtype) == np.float64 else ctypes.c_float
+    fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 11, ctypes.c_int64, ctypes.c_int64)(found[1])
+    i64 = ctypes.c_int64
+    nn, lda, lw, liw, info, iwork = i64(n), i64(n), i64(-1), i64(-1), i64(0), i64(0)
+    a, w, work = (ctype * (n * n))(), (ctype * n)(), ctype(0)
+    jobz, uplo = ctypes.c_char(b"V"), ctypes.c_char(b"U")
+    fn(ctypes.addressof(jobz), ctypes.addressof(uplo), ctypes.addressof(nn), ctypes.addressof(a),
+       ctypes.addressof(lda), ctypes.addressof(w), ctypes.addressof(work), ctypes.addressof(lw),
+       ctypes.addressof(iwork), ctypes.addressof(liw), ctypes.addressof(info), 1, 1)
+    if info.value == 0:
+        lwork, liwork = max(lwork, int(work.value)), max(liwork, int(iwork.value))
+    return lwork, liwork
+
+
+class Syevd(LapackCall):
+    ROUTINES = ("syevd",)
+
+    def __init__(self, ctx, work, out, shape):
+        super().__init__(ctx, "eigh", "no_convergence", shape, work.dtype)
+        self.work, self.out, self.n = work, out, work.shape[-1]
+        lwork, liwork = _syevd_workspace(self.n, self.dtype)
+        self.lwork, self.liwork = lwork, liwork
+        self.fwork = ctx.arena(TensorType((lwork,), self.dtype))
+        self.iwork = ctx.arena(TensorType((liwork,), np.int64))
+
+    def reads(self):
+        return {self.work.buffer}
+
+    def writes(self):
+        return {self.work.buffer, self.out.buffer, self.fwork.buffer, self.iwork.buffer, self.ints.buffer}
+
+    def emit(self, k):
+        n = self.n
+
+        def body(i):
+            a = self._ptr(k, self.work, k.b.mul(i, k.i64(n * n)))
+            w = self.out.pointer_at(k, k.add(k.i64(self.out.offset), k.b.mul(i, k.i64((n + 1) * n))))
+            self._call(k, "syevd", [self._char(k, 0, "V"), self._char(k, 1, "U"), self._slot(k, 2, n), a,
+                                    self._slot(k, 3, max(1, n)), w, self.fwork.pointer_at(k, k.i64(0)),
+                                    self._slot(k, 4, self.lwork), self.iwork.pointer_at(k, k.i64(0)),
+                                    self._slot(k, 5, self.liwork), self._slot(k, 6)], 2)
+            self._check(k, 6, i)
+
+        _batch_loop(k, self.work.shape[:-2], body)
+
+
+def lower_eigh(ctx, eqn, a):
+    out, dest = _destination(ctx, eqn, Syevd.ROUTINES)
+    if out is None:
+        return dest
+    work = _arena_copy(ctx, a, False)
+    _add(ctx, Syevd(ctx, work, out, a.shape))
+    # Column j of the column-major result (row j of our copy) is eigenvector j: out[..., 1 + i, j] = work[..., j, i].
+    n = a.shape[-1]
+    vectors = View(out.buffer, work.type, out.offset + n, out.strides[:-2] + (out.strides[-2], out.strides[-1]))
+    ctx.add(Fill(vectors, _transposed(work)))
+    return _finish(ctx, out, dest)

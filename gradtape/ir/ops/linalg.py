@@ -1,0 +1,316 @@
+"""Linear-algebra ops on stacks of matrices: solve, slogdet, cholesky, pinv.
+
+Each op works on the last two axes and maps over any leading (batch) axes,
+like numpy.linalg. The decompositions with several results (eigh, svd, qr)
+are in linalg_decomp.py; every other numpy.linalg function is a composition
+(gradtape/functions/linalg_*.py): inv is a solve against the identity, det
+is sign * exp(logabsdet), lstsq goes through pinv.
+
+Derivatives follow the standard matrix-calculus rules, written with solves
+(never an explicit inverse times something): for X = solve(A, B),
+
+    B_bar = solve(A^T, X_bar),    A_bar = -B_bar X^T,    dX = solve(A, dB - dA X).
+
+numpy.linalg.cholesky reads the lower triangle of its input only (the
+upper one is never looked at), so its derivative with respect to an
+element above the diagonal is 0; the rules here differentiate exactly that
+function, which is what finite differences see.
+
+Failures are numpy's: np.linalg.LinAlgError for a singular matrix (solve)
+or one that is not positive definite (cholesky), with a message naming
+the numpy function, the shape and, in a stack, which matrix. Native code
+reports LAPACK's info through the same messages (codegen/lapack.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..atoms import Literal
+from ..builder import Sym, bind
+from ..errors import ShapeError
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ._helpers import require_float, same_dtype
+from ._matrix import batch_eye, diag_part, mm, mT, tril
+from .indexing import pad, slice as slice_
+from .layout import broadcast_to, reduce_sum, reshape
+
+__all__ = ["solve_p", "slogdet_p", "cholesky_p", "pinv_p", "solve", "slogdet", "cholesky", "pinv",
+           "linalg_error", "square_shape"]
+
+
+# --- errors, shared with native code (codegen/lapack.py) ------------------------------
+
+_PROBLEMS = {
+    "singular": "singular matrix (no inverse)",
+    "not_pd": "matrix not positive definite (its Cholesky factor does not exist)",
+    "no_convergence": "the LAPACK iteration did not converge",
+}
+_FIXES = {
+    "singular": "use numpy.linalg.pinv or numpy.linalg.lstsq for a singular or rank-deficient system",
+    "not_pd": "cholesky needs a symmetric positive-definite matrix: check the input, or add a "
+              "small multiple of the identity",
+    "no_convergence": "check the input for NaN or inf",
+}
+
+
+def linalg_error(function: str, problem: str, shape, index=None) -> np.linalg.LinAlgError:
+    """The LinAlgError raised when `function` fails on a matrix of the stack of `shape`.
+
+    Args:
+      function: the numpy.linalg function the user called ("inv", "solve", ...).
+      problem: "singular", "not_pd" or "no_convergence".
+      shape: the shape of the whole operand (the stack).
+      index: the batch index of the failing matrix, for a stack.
+    """
+    where = f"input of shape {tuple(shape)}"
+    if index is not None and len(shape) > 2:
+        where += f", matrix {tuple(int(i) for i in index)} of the stack"
+    return np.linalg.LinAlgError(f"numpy.linalg.{function}: {_PROBLEMS[problem]} ({where}); "
+                                 f"{_FIXES[problem]}")
+
+
+def square_shape(op_name: str, t):
+    """Check that `t` is a float stack of square matrices; returns n."""
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ShapeError(f"{op_name}: needs square matrices in the last two axes, got {t}")
+    return t.shape[-1]
+
+
+def _first_failure(a, fails):
+    """The batch index of the first matrix of `a` on which `fails(matrix)` is true."""
+    for index in np.ndindex(*a.shape[:-2]):
+        if fails(a[index]):
+            return index
+    return None
+
+
+def _is_singular(m) -> bool:
+    try:
+        np.linalg.solve(m, np.zeros(m.shape[-1], m.dtype))
+        return False
+    except np.linalg.LinAlgError:
+        return True
+
+
+def _is_not_pd(m) -> bool:
+    try:
+        np.linalg.cholesky(m)
+        return False
+    except np.linalg.LinAlgError:
+        return True
+
+
+def _matrix_batch_rule(op_fn):
+    """Batching for ops of one stack operand: the batch axis is one more leading axis."""
+    return lambda n, ins, batched, **params: op_fn(ins[0], **params)
+
+
+# --- solve: X = A^{-1} B ------------------------------------------------------------------
+
+solve_p = new_op("solve", elementwise=False, can_fail_on_values=True, runs_code=False)
+
+
+def _solve_shape(a, b, *, name):
+    require_float(solve_p, a)
+    same_dtype(solve_p, (a, b))
+    n = square_shape("solve", a)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
+        raise ShapeError(f"solve: the right-hand side {b} does not match the matrices {a}: it must have "
+                         f"the same batch axes and {n} rows (front ends broadcast first)")
+    return b
+
+
+def _solve_impl(a, b, *, name):
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        raise linalg_error(name, "singular", a.shape, _first_failure(a, _is_singular)) from None
+
+
+def _solve_vjp(ct, x, a, b, *, name):
+    ct_b = solve(mT(a), ct)
+    return -mm(ct_b, mT(x)), ct_b
+
+
+def _solve_jvp(ts, x, a, b, *, name):
+    ta, tb = ts
+    rhs = tb
+    if ta is not None:
+        rhs = -mm(ta, x) if rhs is None else rhs - mm(ta, x)
+    return solve(a, rhs)
+
+
+def _solve_batch(n, ins, batched, *, name):
+    a, b = (x if bd else broadcast_to(x, (n,) + x.shape) for x, bd in zip(ins, batched))
+    return solve(a, b, name=name)
+
+
+shape_rules[solve_p] = _solve_shape
+impls[solve_p] = _solve_impl
+vjp_rules[solve_p] = _solve_vjp
+jvp_rules[solve_p] = _solve_jvp
+batching_rules[solve_p] = _solve_batch
+
+
+def solve(a: Sym, b: Sym, name: str = "solve") -> Sym:
+    """solve(a, b) for stacks a (..., n, n) and b (..., n, k); `name` is what errors name."""
+    return bind(solve_p, a, b, name=name)
+
+
+# --- slogdet: (sign, log|det|) packed in a last axis of 2 ----------------------------------
+
+slogdet_p = new_op("slogdet", elementwise=False, can_fail_on_values=False, runs_code=False)
+
+
+def _slogdet_shape(a):
+    require_float(slogdet_p, a)
+    square_shape("slogdet", a)
+    return a.with_shape(a.shape[:-2] + (2,))
+
+
+def _slogdet_impl(a):
+    sign, logabs = np.linalg.slogdet(a)
+    return np.stack([sign, logabs], axis=-1).astype(a.dtype)
+
+
+def _logabs(x: Sym) -> Sym:
+    """The log|det| part of a packed slogdet (or of its cotangent)."""
+    nd = x.ndim
+    return reshape(slice_(x, (0,) * (nd - 1) + (1,), x.shape), x.shape[:-1])
+
+
+def _slogdet_vjp(ct, out, a):
+    # d log|det A| = tr(A^{-1} dA): the gradient is A^{-T}, the solve of A^T against I.
+    # The sign is piecewise constant: no derivative.
+    ct_l = reshape(_logabs(ct), ct.shape[:-1] + (1, 1))
+    return (ct_l * solve(mT(a), batch_eye(a, a.shape[-1]), name="slogdet"),)
+
+
+def _slogdet_jvp(ts, out, a):
+    t_l = reduce_sum(diag_part(solve(a, ts[0], name="slogdet")), (a.ndim - 2,))
+    return pad(reshape(t_l, t_l.shape + (1,)), ((0, 0),) * t_l.ndim + ((1, 0),))
+
+
+shape_rules[slogdet_p] = _slogdet_shape
+impls[slogdet_p] = _slogdet_impl
+vjp_rules[slogdet_p] = _slogdet_vjp
+jvp_rules[slogdet_p] = _slogdet_jvp
+
+
+def slogdet(a: Sym) -> Sym:
+    """(sign, log|det a|) of each matrix, packed as a last axis of length 2."""
+    return bind(slogdet_p, a)
+
+
+batching_rules[slogdet_p] = _matrix_batch_rule(slogdet)
+
+
+# --- cholesky: the lower factor L of A = L L^T, from A's lower triangle ---------------------
+
+cholesky_p = new_op("cholesky", elementwise=False, can_fail_on_values=True, runs_code=False)
+
+
+def _cholesky_shape(a):
+    require_float(cholesky_p, a)
+    square_shape("cholesky", a)
+    return a
+
+
+def _cholesky_impl(a):
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise linalg_error("cholesky", "not_pd", a.shape, _first_failure(a, _is_not_pd)) from None
+
+
+def _phi(x: Sym) -> Sym:
+    """The lower triangle with the diagonal halved."""
+    n = x.shape[-1]
+    return tril(x) * x.builder.sym(Literal(np.tril(np.ones((n, n), x.dtype), -1) + 0.5 * np.eye(n, dtype=x.dtype)))
+
+
+def _symmetric_from_lower(t: Sym) -> Sym:
+    """The symmetric matrix whose lower triangle is t's (what cholesky reads)."""
+    return tril(t) + mT(tril(t, -1))
+
+
+def _cholesky_vjp(ct, lower, a):
+    # dL = L Phi(L^{-1} dS L^{-T}) with dS the symmetric matrix of dA's lower triangle, so
+    # S = L^{-T} Phi(L^T L_bar) L^{-1} pairs with dS, and A_bar = tril(S) + tril(S^T, -1).
+    p = _phi(mm(mT(lower), ct))
+    x = solve(mT(lower), p, name="cholesky")           # L^{-T} P
+    s = mT(solve(mT(lower), mT(x), name="cholesky"))   # (L^{-T} P) L^{-1}
+    return (tril(s) + tril(mT(s), -1),)
+
+
+def _cholesky_jvp(ts, lower, a):
+    ds = _symmetric_from_lower(ts[0])
+    z = solve(lower, ds, name="cholesky")               # L^{-1} dS
+    y = solve(lower, mT(z), name="cholesky")            # L^{-1} dS L^{-T} (dS symmetric)
+    return mm(lower, _phi(y))
+
+
+shape_rules[cholesky_p] = _cholesky_shape
+impls[cholesky_p] = _cholesky_impl
+vjp_rules[cholesky_p] = _cholesky_vjp
+jvp_rules[cholesky_p] = _cholesky_jvp
+
+
+def cholesky(a: Sym) -> Sym:
+    return bind(cholesky_p, a)
+
+
+batching_rules[cholesky_p] = _matrix_batch_rule(cholesky)
+
+
+# --- pinv: the Moore-Penrose pseudo-inverse ------------------------------------------------
+
+pinv_p = new_op("pinv", elementwise=False, can_fail_on_values=True, runs_code=False)
+
+
+def _pinv_shape(a, *, rcond):
+    require_float(pinv_p, a)
+    if a.ndim < 2:
+        raise ShapeError(f"pinv: needs matrices in the last two axes, got {a}")
+    return a.with_shape(a.shape[:-2] + (a.shape[-1], a.shape[-2]))
+
+
+def _pinv_impl(a, *, rcond):
+    try:
+        return np.linalg.pinv(a, rcond=rcond)
+    except np.linalg.LinAlgError:
+        raise linalg_error("pinv", "no_convergence", a.shape) from None
+
+
+def _pinv_projections(a, p):
+    """(I - A P, I - P A): the projections onto the complements of A's range and row space."""
+    m, n = a.shape[-2:]
+    return batch_eye(a, m) - mm(a, p), batch_eye(a, n) - mm(p, a)
+
+
+def _pinv_vjp(ct, p, a, *, rcond):
+    # Golub and Pereyra's derivative of the pseudo-inverse, valid where the rank is constant:
+    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P, transposed.
+    left, right = _pinv_projections(a, p)
+    pt, ctt = mT(p), mT(ct)
+    return (-mm(mm(pt, ct), pt) + mm(mm(left, ctt), mm(p, pt)) + mm(mm(pt, p), mm(ctt, right)),)
+
+
+def _pinv_jvp(ts, p, a, *, rcond):
+    left, right = _pinv_projections(a, p)
+    da, pt = ts[0], mT(p)
+    dat = mT(da)
+    return -mm(mm(p, da), p) + mm(mm(p, pt), mm(dat, left)) + mm(mm(right, dat), mm(pt, p))
+
+
+shape_rules[pinv_p] = _pinv_shape
+impls[pinv_p] = _pinv_impl
+vjp_rules[pinv_p] = _pinv_vjp
+jvp_rules[pinv_p] = _pinv_jvp
+
+
+def pinv(a: Sym, rcond: float) -> Sym:
+    return bind(pinv_p, a, rcond=float(rcond))
+
+
+batching_rules[pinv_p] = _matrix_batch_rule(pinv)

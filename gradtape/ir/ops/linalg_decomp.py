@@ -1,0 +1,318 @@
+"""Decompositions with several results: eigh, svd, qr.
+
+An op has one output, so each decomposition packs its results into one
+tensor and the front ends (gradtape/functions/linalg_decomp.py) slice
+them apart; the slices are views in native code and their derivatives
+route each result's cotangent back into the packed one:
+
+    eigh   (..., n + 1, n)            row 0: the eigenvalues (ascending), rows 1..n: the eigenvectors
+    svd    (..., m*u + k + v*n)       U (m, u), s (k), Vh (v, n), flattened and joined
+    qr     (..., m*q + q*n)           Q (m, q), R (q, n), flattened and joined
+
+Derivatives (standard results; see docs/numpy.md for where they do not exist):
+
+    eigh:  A_bar = V (diag(w_bar) + F o (V^T V_bar)) V^T,  F_ij = 1 / (w_j - w_i)
+    svd:   A_bar = U [F o (U^T U_bar - U_bar^T U) S + diag(s_bar) + S F o (V^T V_bar - V_bar^T V)] V^T
+                   + (I - U U^T) U_bar S^-1 V^T + U S^-1 V_bar^T (I - V V^T),  F_ij = 1 / (s_j^2 - s_i^2)
+    qr:    A_bar = [Q_bar + Q copyltu(M)] R^-T,  M = R R_bar^T - Q_bar^T Q   (m >= n)
+
+A zero gap (repeated eigenvalue or singular value) makes F infinite: the
+derivative of the vectors does not exist there, and it is NaN, never a
+silent finite number, exactly when the cotangent couples the repeated pair
+(`_matrix.guarded_div`); losses of the values alone keep finite gradients.
+numpy.linalg.eigh reads the lower triangle only (UPLO='L'), so, as for
+cholesky, its derivative sees only that triangle.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..builder import Sym, bind
+from ..errors import ShapeError
+from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
+from ._helpers import require_float
+from ._matrix import diag_embed, diag_part, flat_part, guarded_div, mm, mT, pack_flat, rows, tril
+from .indexing import concatenate
+from .layout import reshape
+from .linalg import linalg_error, solve, square_shape
+
+__all__ = ["eigh_p", "svd_p", "qr_p", "eigh", "svd", "qr", "svd_sizes", "qr_sizes",
+           "unpack_eigh", "unpack_svd", "unpack_qr"]
+
+
+def _batch_rule(op_fn):
+    return lambda n, ins, batched, **params: op_fn(ins[0], **params)
+
+
+def _row(v: Sym) -> Sym:
+    """A stack of vectors as a stack of 1-row matrices."""
+    return reshape(v, v.shape[:-1] + (1, v.shape[-1]))
+
+
+def _col(v: Sym) -> Sym:
+    return reshape(v, v.shape + (1,))
+
+
+def _lower_symmetric(t: Sym) -> Sym:
+    """The symmetric matrix whose lower triangle is t's (what eigh with UPLO='L' reads)."""
+    return tril(t) + mT(tril(t, -1))
+
+
+def _to_lower(g: Sym) -> Sym:
+    """The gradient with respect to A of a function of _lower_symmetric(A), given the one of the symmetric matrix."""
+    return tril(g) + tril(mT(g), -1)
+
+
+# --- eigh ------------------------------------------------------------------------------------
+
+eigh_p = new_op("eigh", elementwise=False, can_fail_on_values=True, runs_code=False)
+
+
+def _eigh_shape(a):
+    require_float(eigh_p, a)
+    n = square_shape("eigh", a)
+    return a.with_shape(a.shape[:-2] + (n + 1, n))
+
+
+def _eigh_impl(a):
+    try:
+        w, v = np.linalg.eigh(a, UPLO="L")
+    except np.linalg.LinAlgError:
+        raise linalg_error("eigh", "no_convergence", a.shape) from None
+    return np.concatenate([w[..., None, :], v], axis=-2)
+
+
+def unpack_eigh(packed: Sym):
+    """(w, V) of a packed eigh result: w (..., n), V (..., n, n)."""
+    n = packed.shape[-1]
+    return reshape(rows(packed, 0, 1), packed.shape[:-2] + (n,)), rows(packed, 1, n + 1)
+
+
+def _gaps(w: Sym) -> Sym:
+    """D_ij = w_j - w_i."""
+    return _row(w) - _col(w)
+
+
+def _eigh_vjp(ct, out, a):
+    w, v = unpack_eigh(out)
+    w_bar, v_bar = unpack_eigh(ct)
+    x = mm(mT(v), v_bar)
+    # Only the symmetric part of the inner matrix matters (A is read as symmetric), and the
+    # symmetric part of F o X is F o (X - X^T) / 2 since F is antisymmetric.
+    inner = diag_embed(w_bar) + guarded_div(0.5 * (x - mT(x)), _gaps(w))
+    return (_to_lower(mm(mm(v, inner), mT(v))),)
+
+
+def _eigh_jvp(ts, out, a):
+    w, v = unpack_eigh(out)
+    m = mm(mm(mT(v), _lower_symmetric(ts[0])), v)        # symmetric
+    dw = diag_part(m)
+    dv = mm(v, guarded_div(m, _gaps(w)))
+    return concatenate([_row(dw), dv], dv.ndim - 2)
+
+
+shape_rules[eigh_p] = _eigh_shape
+impls[eigh_p] = _eigh_impl
+vjp_rules[eigh_p] = _eigh_vjp
+jvp_rules[eigh_p] = _eigh_jvp
+
+
+def eigh(a: Sym) -> Sym:
+    return bind(eigh_p, a)
+
+
+batching_rules[eigh_p] = _batch_rule(eigh)
+
+
+# --- svd -------------------------------------------------------------------------------------
+
+svd_p = new_op("svd", elementwise=False, can_fail_on_values=True, runs_code=False)
+
+
+def svd_sizes(m: int, n: int, full_matrices: bool):
+    """(u, k, v): U is (m, u), s has k values, Vh is (v, n)."""
+    k = min(m, n)
+    return (m, k, n) if full_matrices else (k, k, k)
+
+
+def _svd_shape(a, *, full_matrices):
+    require_float(svd_p, a)
+    if a.ndim < 2:
+        raise ShapeError(f"svd: needs matrices in the last two axes, got {a}")
+    m, n = a.shape[-2:]
+    u, k, v = svd_sizes(m, n, full_matrices)
+    return a.with_shape(a.shape[:-2] + (m * u + k + v * n,))
+
+
+def _svd_impl(a, *, full_matrices):
+    try:
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    except np.linalg.LinAlgError:
+        raise linalg_error("svd", "no_convergence", a.shape) from None
+    batch = a.shape[:-2]
+    return np.concatenate([u.reshape(batch + (-1,)), s, vh.reshape(batch + (-1,))], axis=-1)
+
+
+def unpack_svd(packed: Sym, m: int, n: int, full_matrices: bool):
+    """(U, s, Vh) of a packed svd result of (m, n) matrices."""
+    u, k, v = svd_sizes(m, n, full_matrices)
+    return (flat_part(packed, 0, m * u, (m, u)),
+            flat_part(packed, m * u, m * u + k, (k,)),
+            flat_part(packed, m * u + k, m * u + k + v * n, (v, n)))
+
+
+def _reduced_only(what, a, full_matrices):
+    m, n = a.shape[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            f"svd: the {what} of svd(full_matrices=True) of a non-square {m}x{n} matrix is not defined "
+            "(its extra singular vectors are any basis of a null space); pass full_matrices=False"
+        )
+
+
+def _svd_parts(out, a, full_matrices):
+    m, n = a.shape[-2:]
+    u, s, vh = unpack_svd(out, m, n, full_matrices)
+    return u, s, mT(vh)
+
+
+def _sq_gaps(s: Sym) -> Sym:
+    """s_j^2 - s_i^2."""
+    return _row(s) * _row(s) - _col(s) * _col(s)
+
+
+def _over_s(x: Sym, s: Sym) -> Sym:
+    """x S^{-1} (column j divided by s_j): NaN where s_j = 0 meets a nonzero x, else 0 there."""
+    return guarded_div(x, _row(s), off_diagonal_only=False)
+
+
+def _svd_vjp(ct, out, a, *, full_matrices):
+    _reduced_only("derivative", a, full_matrices)
+    m, n = a.shape[-2:]
+    u, s, v = _svd_parts(out, a, full_matrices)
+    u_bar, s_bar, vh_bar = unpack_svd(ct, m, n, full_matrices)
+    v_bar = mT(vh_bar)
+    x_u, x_v = mm(mT(u), u_bar), mm(mT(v), v_bar)
+    gaps = _sq_gaps(s)
+    core = (guarded_div(x_u - mT(x_u), gaps) * _row(s) + diag_embed(s_bar)
+            + _col(s) * guarded_div(x_v - mT(x_v), gaps))
+    a_bar = mm(mm(u, core), mT(v))
+    if m > n:
+        a_bar = a_bar + mm(_over_s(u_bar - mm(u, x_u), s), mT(v))
+    if n > m:
+        a_bar = a_bar + mm(_over_s(u, s), mT(v_bar - mm(v, x_v)))
+    return (a_bar,)
+
+
+def _svd_jvp(ts, out, a, *, full_matrices):
+    _reduced_only("derivative", a, full_matrices)
+    m, n = a.shape[-2:]
+    u, s, v = _svd_parts(out, a, full_matrices)
+    da = ts[0]
+    ds_mat = mm(mm(mT(u), da), v)
+    gaps = _sq_gaps(s)
+    dss = ds_mat * _row(s)          # dS_ij s_j
+    sds = _col(s) * ds_mat          # s_i dS_ij
+    du = mm(u, guarded_div(dss + mT(dss), gaps))
+    dv = mm(v, guarded_div(sds + mT(sds), gaps))
+    if m > n:
+        dav = mm(da, v)
+        du = du + _over_s(dav - mm(u, mm(mT(u), dav)), s)
+    if n > m:
+        dau = mm(mT(da), u)
+        dv = dv + _over_s(dau - mm(v, mm(mT(v), dau)), s)
+    return pack_flat([(du, 2), (diag_part(ds_mat), 1), (mT(dv), 2)])
+
+
+shape_rules[svd_p] = _svd_shape
+impls[svd_p] = _svd_impl
+vjp_rules[svd_p] = _svd_vjp
+jvp_rules[svd_p] = _svd_jvp
+
+
+def svd(a: Sym, full_matrices: bool = False) -> Sym:
+    return bind(svd_p, a, full_matrices=bool(full_matrices))
+
+
+batching_rules[svd_p] = _batch_rule(svd)
+
+
+# --- qr --------------------------------------------------------------------------------------
+
+qr_p = new_op("qr", elementwise=False, can_fail_on_values=False, runs_code=False)
+
+
+def qr_sizes(m: int, n: int, complete: bool) -> int:
+    """q: Q is (m, q) and R is (q, n)."""
+    return m if complete else min(m, n)
+
+
+def _qr_shape(a, *, complete):
+    require_float(qr_p, a)
+    if a.ndim < 2:
+        raise ShapeError(f"qr: needs matrices in the last two axes, got {a}")
+    m, n = a.shape[-2:]
+    q = qr_sizes(m, n, complete)
+    return a.with_shape(a.shape[:-2] + (m * q + q * n,))
+
+
+def _qr_impl(a, *, complete):
+    q, r = np.linalg.qr(a, mode="complete" if complete else "reduced")
+    batch = a.shape[:-2]
+    return np.concatenate([q.reshape(batch + (-1,)), r.reshape(batch + (-1,))], axis=-1)
+
+
+def unpack_qr(packed: Sym, m: int, n: int, complete: bool):
+    q = qr_sizes(m, n, complete)
+    return flat_part(packed, 0, m * q, (m, q)), flat_part(packed, m * q, m * q + q * n, (q, n))
+
+
+def _tall_only(a, complete):
+    m, n = a.shape[-2:]
+    if m < n or (complete and m != n):
+        raise NotImplementedError(
+            f"qr: derivatives are implemented for mode='reduced' with at least as many rows as "
+            f"columns; got a {m}x{n} matrix{' with mode=complete' if complete else ''}. Differentiate "
+            "the qr of the transpose, or use mode='reduced'"
+        )
+
+
+def _right_solve_upper(x: Sym, r: Sym) -> Sym:
+    """x R^{-1} (a solve with R^T, never an inverse)."""
+    return mT(solve(mT(r), mT(x), name="qr"))
+
+
+def _qr_vjp(ct, out, a, *, complete):
+    _tall_only(a, complete)
+    m, n = a.shape[-2:]
+    q, r = unpack_qr(out, m, n, complete)
+    q_bar, r_bar = unpack_qr(ct, m, n, complete)
+    mmat = mm(r, mT(r_bar)) - mm(mT(q_bar), q)
+    copyltu = tril(mmat) + mT(tril(mmat, -1))
+    return (mT(solve(r, mT(q_bar + mm(q, copyltu)), name="qr")),)   # (...) R^{-T}
+
+
+def _qr_jvp(ts, out, a, *, complete):
+    _tall_only(a, complete)
+    m, n = a.shape[-2:]
+    q, r = unpack_qr(out, m, n, complete)
+    dx_rinv = _right_solve_upper(ts[0], r)
+    c = mm(mT(q), dx_rinv)
+    low = tril(c, -1)
+    omega = low - mT(low)
+    dq = mm(q, omega - c) + dx_rinv
+    dr = mm(c - omega, r)
+    return pack_flat([(dq, 2), (dr, 2)])
+
+
+shape_rules[qr_p] = _qr_shape
+impls[qr_p] = _qr_impl
+vjp_rules[qr_p] = _qr_vjp
+jvp_rules[qr_p] = _qr_jvp
+
+
+def qr(a: Sym, complete: bool = False) -> Sym:
+    return bind(qr_p, a, complete=bool(complete))
+
+
+batching_rules[qr_p] = _batch_rule(qr)
