@@ -1,5 +1,5 @@
 """LAPACK from NumPy's bundled OpenBLAS, called from generated code: solve, slogdet,
-cholesky, eigh.
+cholesky, eigh, svd, qr.
 
 NumPy's ILP64 OpenBLAS exports the Fortran LAPACK routines with a prefix and
 suffix (`scipy_dgesv_64_`): every argument by pointer, integers 64-bit,
@@ -11,8 +11,10 @@ input), and results are copied (transposed where needed) into the output.
 A row-major matrix read as column-major is its transpose. So: cholesky of
 a symmetric matrix factors it as column-major with UPLO='U' (its upper
 triangle there is our lower one) and the factor's transpose is our L;
-eigh does the same with ?syevd; slogdet factors A^T (same determinant);
-solve copies A and B transposed into column-major for ?gesv.
+slogdet factors A^T (same determinant). solve, eigh, svd and qr copy
+their operands transposed into column-major and call LAPACK exactly as
+numpy.linalg does (?gesv, ?syevd with UPLO='L', ?gesdd, ?geqrf + ?orgqr),
+so eigenvectors and singular vectors come out with NumPy's signs.
 
 Failures: when LAPACK's `info` is not 0 (a singular matrix for solve, one
 that is not positive definite for cholesky, no convergence for eigh), the
@@ -35,16 +37,18 @@ import numpy as np
 from ..ir import TensorType
 from ..ir.ops import log_p
 from ..ir.ops.linalg import linalg_error
+from ..ir.ops.linalg_decomp import qr_sizes, svd_sizes
 from . import blas
 from .dtypes import F32, F64, I8, I64, constant
 from .lowered import Unsupported, blas_allowed
 from .math import emit_math
-from .nodes import View
+from .nodes import View, contiguous_strides
 from .steps import Fill, Step
 
 ERROR_SYMBOL = "gradtape_linalg_failed"
 
 _PREFIX = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
+_ROUTINES = ("gesv", "getrf", "potrf", "syevd", "gesdd", "geqrf", "orgqr")
 
 
 def _symbol(routine: str, dtype) -> str:
@@ -82,7 +86,7 @@ def symbol_address(symbol: str) -> int | None:
     """The address of the error callback or of a LAPACK routine named `symbol`, or None."""
     if symbol == ERROR_SYMBOL:
         return ctypes.cast(_callback, ctypes.c_void_p).value
-    for routine in ("gesv", "getrf", "potrf", "syevd"):
+    for routine in _ROUTINES:
         for dtype in _PREFIX:
             if _symbol(routine, dtype) == symbol:
                 found = address(routine, dtype)
@@ -394,24 +398,47 @@ def lower_slogdet(ctx, eqn, a):
 
 # --- eigh: ?syevd('V', 'U') on the row-major copy ---------------------------------------------------
 
+def _ctypes_call(routine: str, dtype, args, n_chars: int) -> int:
+    """Call LAPACK `routine` from Python with ctypes objects (a workspace query); returns info."""
+    _, addr = address(routine, dtype)
+    fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(args), *[ctypes.c_int64] * n_chars)(addr)
+    fn(*[ctypes.addressof(a) for a in args], *[1] * n_chars)
+    return int(args[-1].value)
+
+
+def _float_ctype(dtype):
+    return ctypes.c_double if np.dtype(dtype) == np.float64 else ctypes.c_float
+
+
+def _query(routine, dtype, build, minimum: int, int_minimum: int = 0):
+    """(lwork, liwork): what a workspace query (lwork = -1) of `routine` asks for, at least the minimums.
+
+    `build(work, lwork, iwork, liwork)` returns the call's arguments (info last)."""
+    if address(routine, dtype) is None:
+        return minimum, int_minimum
+    work, iwork = _float_ctype(dtype)(0), ctypes.c_int64(0)
+    lwork, liwork = ctypes.c_int64(-1), ctypes.c_int64(-1)
+    args = build(work, lwork, iwork, liwork)
+    if _ctypes_call(routine, dtype, args, sum(isinstance(a, ctypes.c_char) for a in args)) != 0:
+        return minimum, int_minimum
+    return max(minimum, int(work.value)), max(int_minimum, int(iwork.value))
+
+
+def _ints(*values):
+    return [ctypes.c_int64(v) for v in values]
+
+
+def _floats(dtype, n):
+    return (_float_ctype(dtype) * max(1, n))()
+
+
 def _syevd_workspace(n: int, dtype) -> tuple:
-    """(lwork, liwork) LAPACK asks for (a workspace query through ctypes), at least its documented minimum."""
-    lwork, liwork = 1 + 6 * n + 2 * n * n, 3 + 5 * n
-    found = address("syevd", dtype)
-    if found is None or n == 0:
-        return lwork, liwork
-    ctype = ctypes.c_double if np.dtype(dtype) == np.float64 else ctypes.c_float
-    fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 11, ctypes.c_int64, ctypes.c_int64)(found[1])
-    i64 = ctypes.c_int64
-    nn, lda, lw, liw, info, iwork = i64(n), i64(n), i64(-1), i64(-1), i64(0), i64(0)
-    a, w, work = (ctype * (n * n))(), (ctype * n)(), ctype(0)
-    jobz, uplo = ctypes.c_char(b"V"), ctypes.c_char(b"U")
-    fn(ctypes.addressof(jobz), ctypes.addressof(uplo), ctypes.addressof(nn), ctypes.addressof(a),
-       ctypes.addressof(lda), ctypes.addressof(w), ctypes.addressof(work), ctypes.addressof(lw),
-       ctypes.addressof(iwork), ctypes.addressof(liw), ctypes.addressof(info), 1, 1)
-    if info.value == 0:
-        lwork, liwork = max(lwork, int(work.value)), max(liwork, int(iwork.value))
-    return lwork, liwork
+    def build(work, lwork, iwork, liwork):
+        nn, lda, info = _ints(n, max(1, n), 0)
+        return [ctypes.c_char(b"V"), ctypes.c_char(b"L"), nn, _floats(dtype, n * n), lda, _floats(dtype, n),
+                work, lwork, iwork, liwork, info]
+
+    return _query("syevd", dtype, build, 1 + 6 * n + 2 * n * n, 3 + 5 * n)
 
 
 class Syevd(LapackCall):
@@ -437,7 +464,7 @@ class Syevd(LapackCall):
         def body(i):
             a = self._ptr(k, self.work, k.b.mul(i, k.i64(n * n)))
             w = self.out.pointer_at(k, k.add(k.i64(self.out.offset), k.b.mul(i, k.i64((n + 1) * n))))
-            self._call(k, "syevd", [self._char(k, 0, "V"), self._char(k, 1, "U"), self._slot(k, 2, n), a,
+            self._call(k, "syevd", [self._char(k, 0, "V"), self._char(k, 1, "L"), self._slot(k, 2, n), a,
                                     self._slot(k, 3, max(1, n)), w, self.fwork.pointer_at(k, k.i64(0)),
                                     self._slot(k, 4, self.lwork), self.iwork.pointer_at(k, k.i64(0)),
                                     self._slot(k, 5, self.liwork), self._slot(k, 6)], 2)
@@ -450,10 +477,175 @@ def lower_eigh(ctx, eqn, a):
     out, dest = _destination(ctx, eqn, Syevd.ROUTINES)
     if out is None:
         return dest
-    work = _arena_copy(ctx, a, False)
+    work = _arena_copy(ctx, a, True)  # column-major, as numpy.linalg.eigh calls ?syevd: the same vectors
     _add(ctx, Syevd(ctx, work, out, a.shape))
-    # Column j of the column-major result (row j of our copy) is eigenvector j: out[..., 1 + i, j] = work[..., j, i].
+    # Column j of the column-major result (row j of the row-major buffer) is eigenvector j:
+    # out[..., 1 + i, j] = work[..., j, i].
     n = a.shape[-1]
     vectors = View(out.buffer, work.type, out.offset + n, out.strides[:-2] + (out.strides[-2], out.strides[-1]))
     ctx.add(Fill(vectors, _transposed(work)))
+    return _finish(ctx, out, dest)
+
+
+# --- svd: ?gesdd on the column-major copy, as numpy.linalg.svd -----------------------------------
+
+def _gesdd_workspace(m: int, n: int, jobz: str, dtype) -> tuple:
+    k = min(m, n)
+    u_cols, vt_rows = (m, n) if jobz == "A" else (k, k)
+
+    def build(work, lwork, iwork, liwork):
+        mm, nn, lda, ldu, ldvt, info = _ints(m, n, max(1, m), max(1, m), max(1, vt_rows), 0)
+        return [ctypes.c_char(jobz.encode()), mm, nn, _floats(dtype, m * n), lda, _floats(dtype, k),
+                _floats(dtype, m * u_cols), ldu, _floats(dtype, vt_rows * n), ldvt, work, lwork,
+                _ints(0)[0], info]
+
+    minimum = 3 * k + max(max(m, n), 5 * k * k + 4 * k) + 4 * k * k + 6 * k + max(m, n)
+    return _query("gesdd", dtype, build, minimum)[0], 8 * max(k, 1)
+
+
+class Gesdd(LapackCall):
+    """U, s, Vh of each matrix, packed as svd_p packs them (u_col, vt_col: LAPACK's column-major U and VT)."""
+
+    ROUTINES = ("gesdd",)
+
+    def __init__(self, ctx, a_col, out, u_col, vt_col, full, shape):
+        super().__init__(ctx, "svd", "no_convergence", shape, a_col.dtype)
+        self.a, self.out, self.u, self.vt = a_col, out, u_col, vt_col
+        self.m, self.n = shape[-2:]
+        self.jobz = "A" if full else "S"
+        self.lwork, liwork = _gesdd_workspace(self.m, self.n, self.jobz, self.dtype)
+        self.fwork = ctx.arena(TensorType((self.lwork,), self.dtype))
+        self.iwork = ctx.arena(TensorType((liwork,), np.int64))
+
+    def reads(self):
+        return {self.a.buffer}
+
+    def writes(self):
+        return {self.a.buffer, self.out.buffer, self.u.buffer, self.vt.buffer, self.fwork.buffer,
+                self.iwork.buffer, self.ints.buffer}
+
+    def emit(self, k):
+        m, n = self.m, self.n
+        u_cols, vt_rows = self.u.shape[-2], self.vt.shape[-1]
+        packed = self.out.shape[-1]
+
+        def body(i):
+            s = self.out.pointer_at(k, k.add(k.i64(self.out.offset + m * u_cols), k.b.mul(i, k.i64(packed))))
+            self._call(k, "gesdd", [
+                self._char(k, 0, self.jobz), self._slot(k, 1, m), self._slot(k, 2, n),
+                self._ptr(k, self.a, k.b.mul(i, k.i64(m * n))), self._slot(k, 3, max(1, m)), s,
+                self._ptr(k, self.u, k.b.mul(i, k.i64(m * u_cols))), self._slot(k, 4, max(1, m)),
+                self._ptr(k, self.vt, k.b.mul(i, k.i64(vt_rows * n))), self._slot(k, 5, max(1, vt_rows)),
+                self.fwork.pointer_at(k, k.i64(0)), self._slot(k, 6, self.lwork),
+                self.iwork.pointer_at(k, k.i64(0)), self._slot(k, 7)], 1)
+            self._check(k, 7, i)
+
+        _batch_loop(k, self.a.shape[:-2], body)
+
+
+def _part(out: View, start: int, shape) -> View:
+    """The packed output's piece at `start` (per matrix of the stack) viewed with `shape` per matrix."""
+    batch = out.shape[:-1]
+    piece = TensorType(batch + tuple(shape), out.dtype)
+    inner = contiguous_strides(tuple(shape))
+    return View(out.buffer, piece, out.offset + start, out.strides[:-1] + inner)
+
+
+def lower_svd(ctx, eqn, a):
+    out, dest = _destination(ctx, eqn, Gesdd.ROUTINES)
+    if out is None:
+        return dest
+    m, n = a.shape[-2:]
+    full = eqn.params["full_matrices"]
+    u_cols, k, vt_rows = svd_sizes(m, n, full)
+    batch = a.shape[:-2]
+    a_col = _arena_copy(ctx, a, True)
+    u_col = ctx.arena(TensorType(batch + (u_cols, m), a.dtype))     # column-major m x u_cols
+    vt_col = ctx.arena(TensorType(batch + (n, vt_rows), a.dtype))   # column-major vt_rows x n
+    _add(ctx, Gesdd(ctx, a_col, out, u_col, vt_col, full, a.shape))
+    ctx.add(Fill(_part(out, 0, (m, u_cols)), _transposed(u_col)))
+    ctx.add(Fill(_part(out, m * u_cols + k, (vt_rows, n)), _transposed(vt_col)))
+    return _finish(ctx, out, dest)
+
+
+# --- qr: ?geqrf then ?orgqr on the column-major copy, as numpy.linalg.qr ----------------------------
+
+def _qr_workspace(m: int, n: int, q: int, dtype) -> int:
+    k = min(m, n)
+    cols = max(n, q)
+
+    def geqrf(work, lwork, iwork, liwork):
+        mm, nn, lda, info = _ints(m, n, max(1, m), 0)
+        return [mm, nn, _floats(dtype, m * cols), lda, _floats(dtype, k), work, lwork, info]
+
+    def orgqr(work, lwork, iwork, liwork):
+        mm, qq, kk, lda, info = _ints(m, q, k, max(1, m), 0)
+        return [mm, qq, kk, _floats(dtype, m * cols), lda, _floats(dtype, k), work, lwork, info]
+
+    return max(_query("geqrf", dtype, geqrf, max(1, n))[0], _query("orgqr", dtype, orgqr, max(1, q))[0])
+
+
+class Geqrf(LapackCall):
+    """Q and R of each matrix: ?geqrf, R read off above the diagonal, then ?orgqr forms Q in place."""
+
+    ROUTINES = ("geqrf", "orgqr")
+
+    def __init__(self, ctx, a_col, r_out: View, shape, q: int):
+        super().__init__(ctx, "qr", "no_convergence", shape, a_col.dtype)
+        self.a, self.r = a_col, r_out
+        self.m, self.n = shape[-2:]
+        self.q, self.k = q, min(self.m, self.n)
+        self.lwork = _qr_workspace(self.m, self.n, q, self.dtype)
+        self.fwork = ctx.arena(TensorType((self.lwork,), self.dtype))
+        self.tau = ctx.arena(TensorType((max(1, self.k),), self.dtype))
+
+    def reads(self):
+        return {self.a.buffer}
+
+    def writes(self):
+        return {self.a.buffer, self.r.buffer, self.fwork.buffer, self.tau.buffer, self.ints.buffer}
+
+    def emit(self, k):
+        m, n, q = self.m, self.n, self.q
+        cols = self.a.shape[-2]
+        zero = constant(self.dtype, 0)
+        batch = self.a.shape[:-2]
+
+        def body(i):
+            a = self._ptr(k, self.a, k.b.mul(i, k.i64(m * cols)))
+            tau, work = self.tau.pointer_at(k, k.i64(0)), self.fwork.pointer_at(k, k.i64(0))
+            self._call(k, "geqrf", [self._slot(k, 0, m), self._slot(k, 1, n), a, self._slot(k, 2, max(1, m)),
+                                    tau, work, self._slot(k, 3, self.lwork), self._slot(k, 4)], 0)
+            self._check(k, 4, i)
+            bidx = k.delinearize(i, batch) if batch else []
+
+            def element(idx):
+                r, c = idx
+                value = k.b.load(self.a.pointer_at(k, k.add(k.b.mul(i, k.i64(m * cols)),
+                                                             k.b.add(r, k.b.mul(c, k.i64(m))))))
+                self.r.store(k, bidx + [r, c], k.b.select(k.b.icmp_unsigned("<=", r, c), value, zero))
+
+            k.nest((q, n), element)
+            self._call(k, "orgqr", [self._slot(k, 5, m), self._slot(k, 6, q), self._slot(k, 7, self.k), a,
+                                    self._slot(k, 8, max(1, m)), tau, work, self._slot(k, 9, self.lwork),
+                                    self._slot(k, 10)], 0)
+            self._check(k, 10, i)
+
+        _batch_loop(k, batch, body)
+
+
+def lower_qr(ctx, eqn, a):
+    out, dest = _destination(ctx, eqn, Geqrf.ROUTINES)
+    if out is None:
+        return dest
+    m, n = a.shape[-2:]
+    q = qr_sizes(m, n, eqn.params["complete"])
+    batch = a.shape[:-2]
+    cols = max(n, q)
+    a_col = ctx.arena(TensorType(batch + (cols, m), a.dtype))   # column-major m x cols
+    first_n = View(a_col.buffer, TensorType(batch + (n, m), a.dtype), 0, a_col.strides)
+    ctx.add(Fill(_transposed(first_n), a))
+    _add(ctx, Geqrf(ctx, a_col, _part(out, m * q, (q, n)), a.shape, q))
+    first_q = View(a_col.buffer, TensorType(batch + (q, m), a.dtype), 0, a_col.strides)
+    ctx.add(Fill(_part(out, 0, (m, q)), _transposed(first_q)))
     return _finish(ctx, out, dest)

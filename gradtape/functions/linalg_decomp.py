@@ -117,7 +117,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         return singular_values(a)
     a = matrices("svd", a, square=False)
     m, n = tuple(shape_of(a))[-2:]
-    full = bool(full_matrices) and m != n
+    full = bool(full_matrices)  # square: the same shapes, but ?gesdd's job 'A' as NumPy calls it
     return SVDResult(*_unpack_svd(bind(svd_p, a, full_matrices=full), m, n, full))
 
 

@@ -138,3 +138,25 @@ def test_lstsq_and_matrix_power_match_numpy():
     assert np.linalg.matrix_power(gt.constant(m), 0).numpy().tolist() == np.eye(3).tolist()
     np.testing.assert_allclose(np.linalg.matrix_power(gt.constant(m), 7).numpy(), np.linalg.matrix_power(m, 7),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+def test_native_decompositions_have_numpys_signs(shape):
+    """Eigenvectors and singular vectors are defined up to sign: native code calls LAPACK as
+    numpy.linalg does, so compiled, eager and staged code agree with NumPy element for element."""
+    a = np.random.default_rng(7).standard_normal(shape)
+
+    def flat(parts):
+        return gt.concatenate([gt.reshape(p, (-1,)) for p in parts])
+
+    cases = [(lambda t: flat(np.linalg.svd(t, full_matrices=False)), np.linalg.svd(a, full_matrices=False)),
+             (lambda t: flat(np.linalg.svd(t)), np.linalg.svd(a)),
+             (lambda t: flat(np.linalg.qr(t)), np.linalg.qr(a)),
+             (lambda t: flat(np.linalg.qr(t, mode="complete")), np.linalg.qr(a, mode="complete"))]
+    if shape[-1] == shape[-2]:
+        s = a + np.swapaxes(a, -1, -2)
+        cases.append((lambda t: flat(np.linalg.eigh(t + np.swapaxes(t, -1, -2))), np.linalg.eigh(s)))
+    for f, parts in cases:
+        want = np.concatenate([np.reshape(p, -1) for p in parts])
+        np.testing.assert_allclose(_compiled(f, a)(a)[0], want, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(f(gt.constant(a)).numpy(), want, rtol=1e-12, atol=1e-13)

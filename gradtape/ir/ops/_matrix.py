@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..atoms import Literal
+from ..atoms import Literal, Var
 from ..builder import Sym
 from .contract import contract
 from .elementwise import eq, ne, where
-from .indexing import concatenate, gather, scatter_add, slice as slice_
+from .indexing import concatenate, gather, scatter_add, slice as slice_, unslice_p
 from .layout import broadcast_to, reshape, transpose
 
 _BATCH = "abcdefghijklmnopqrst"  # batch letters; x, y, z are the matrix's
@@ -109,3 +109,25 @@ def guarded_div(num: Sym, den: Sym, off_diagonal_only: bool = True) -> Sym:
         n = out.shape[-1]
         out = where(Literal(~np.eye(n, dtype=bool)), out, 0.0)
     return out
+
+
+def zero_in(ct: Sym, region) -> bool:
+    """Whether `ct` is known to be zero in `region`, ((lo, hi) per trailing axis): it is an
+    `unslice` (a cotangent the adjoint pass built from one slice of a packed result) whose
+    slice lies outside the region.
+
+    Rules of the packed decompositions use it to skip the terms of results the loss never
+    read (the eigenvectors of an eigenvalue loss), which are otherwise computed as products
+    with zeros. Anything else (a sum of cotangents, an input) answers False: the general path.
+    """
+    atom = ct.atom
+    if not isinstance(atom, Var):
+        return False
+    for eqn in reversed(ct.builder.eqns):
+        if eqn.outvars[0] is atom:
+            if eqn.op is not unslice_p:
+                return False
+            starts, stops = eqn.params["starts"], eqn.params["stops"]
+            lead = len(starts) - len(region)
+            return any(stops[lead + i] <= lo or starts[lead + i] >= hi for i, (lo, hi) in enumerate(region))
+    return False

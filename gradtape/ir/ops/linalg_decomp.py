@@ -31,7 +31,7 @@ from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ._helpers import require_float
-from ._matrix import diag_embed, diag_part, flat_part, guarded_div, mm, mT, pack_flat, rows, tril
+from ._matrix import diag_embed, diag_part, flat_part, guarded_div, mm, mT, pack_flat, rows, tril, zero_in
 from .indexing import concatenate
 from .layout import reshape
 from .linalg import linalg_error, solve, square_shape
@@ -95,7 +95,10 @@ def _gaps(w: Sym) -> Sym:
 
 def _eigh_vjp(ct, out, a):
     w, v = unpack_eigh(out)
+    n = w.shape[-1]
     w_bar, v_bar = unpack_eigh(ct)
+    if zero_in(ct, ((1, n + 1), (0, n))):   # a loss of the eigenvalues alone: V diag(w_bar) V^T
+        return (_to_lower(mm(v * _row(w_bar), mT(v))),)
     x = mm(mT(v), v_bar)
     # Only the symmetric part of the inner matrix matters (A is read as symmetric), and the
     # symmetric part of F o X is F o (X - X^T) / 2 since F is antisymmetric.
@@ -191,6 +194,9 @@ def _svd_vjp(ct, out, a, *, full_matrices):
     m, n = a.shape[-2:]
     u, s, v = _svd_parts(out, a, full_matrices)
     u_bar, s_bar, vh_bar = unpack_svd(ct, m, n, full_matrices)
+    nu, k, _ = svd_sizes(m, n, full_matrices)
+    if zero_in(ct, ((0, m * nu),)) and zero_in(ct, ((m * nu + k, ct.shape[-1]),)):
+        return (mm(u * _row(s_bar), mT(v)),)   # a loss of the singular values alone: U diag(s_bar) V^T
     v_bar = mT(vh_bar)
     x_u, x_v = mm(mT(u), u_bar), mm(mT(v), v_bar)
     gaps = _sq_gaps(s)
