@@ -6,11 +6,13 @@ same run.
 
 Losses (A: n x n well conditioned, S: symmetric positive definite, b: n):
 
-    solve     sum(solve(A, b))        grad: -outer(solve(A^T, 1), x)
-    inv       sum(inv(A))             grad: -outer(inv(A)^T 1, 1^T inv(A)^T)
-    cholesky  sum(cholesky(S))        grad: Murray's formula with two solves
+    solve     c . solve(A, b)         grad: -outer(solve(A^T, c), x)
+    inv       sum(W * inv(A))         grad: -inv(A)^T W inv(A)^T
+    cholesky  sum(W * cholesky(S))    grad: Murray's formula with two solves
     eigh      sum(eigvalsh(S)^2)      grad: V diag(2 w) V^T, read as its lower triangle
     slogdet   logabsdet(A)            grad: inv(A)^T
+
+(c and W are fixed random weights, so no gradient is a special case.)
 
 Each hand-written gradient also computes what it needs of the forward pass,
 as a program would. Target (issue 15): gradtape within 1.5x of hand NumPy.
@@ -40,19 +42,19 @@ def _lower_only(g):
     return np.tril(g) + np.tril(g.T, -1)
 
 
-def _hand_solve(a, b):
+def _hand_solve(a, b, c):
     x = np.linalg.solve(a, b)
-    return -np.outer(np.linalg.solve(a.T, np.ones_like(b)), x)
+    return -np.outer(np.linalg.solve(a.T, c), x)
 
 
-def _hand_inv(a):
-    ai = np.linalg.inv(a)
-    return -np.outer(ai.sum(axis=0), ai.sum(axis=1))
+def _hand_inv(a, w):
+    ai_t = np.linalg.inv(a).T
+    return -ai_t @ w @ ai_t
 
 
-def _hand_cholesky(s):
+def _hand_cholesky(s, w):
     low = np.linalg.cholesky(s)
-    p = low.T @ np.ones_like(s)
+    p = low.T @ w
     p = np.tril(p) - 0.5 * np.diag(np.diag(p))
     x = np.linalg.solve(low.T, p)
     half = np.linalg.solve(low.T, x.T).T
@@ -72,14 +74,14 @@ def _problems(n, rng):
     a = rng.standard_normal((n, n)) / np.sqrt(n) + 2 * np.eye(n)
     q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     s = (q * np.linspace(1.0, 5.0, n)) @ q.T
-    b = rng.standard_normal(n)
+    b, c, w = rng.standard_normal(n), rng.standard_normal(n), rng.standard_normal((n, n))
     return {
-        "solve": (lambda t: gt.sum(np.linalg.solve(t, b)), _hand_solve, (a, b), a,
-                  lambda jnp: lambda t: jnp.sum(jnp.linalg.solve(t, b))),
-        "inv": (lambda t: gt.sum(np.linalg.inv(t)), _hand_inv, (a,), a,
-                lambda jnp: lambda t: jnp.sum(jnp.linalg.inv(t))),
-        "cholesky": (lambda t: gt.sum(np.linalg.cholesky(t)), _hand_cholesky, (s,), s,
-                     lambda jnp: lambda t: jnp.sum(jnp.linalg.cholesky(t))),
+        "solve": (lambda t: gt.sum(np.linalg.solve(t, b) * c), _hand_solve, (a, b, c), a,
+                  lambda jnp: lambda t: jnp.sum(jnp.linalg.solve(t, b) * c)),
+        "inv": (lambda t: gt.sum(np.linalg.inv(t) * w), _hand_inv, (a, w), a,
+                lambda jnp: lambda t: jnp.sum(jnp.linalg.inv(t) * w)),
+        "cholesky": (lambda t: gt.sum(np.linalg.cholesky(t) * w), _hand_cholesky, (s, w), s,
+                     lambda jnp: lambda t: jnp.sum(jnp.linalg.cholesky(t) * w)),
         "eigh": (lambda t: gt.sum(np.linalg.eigvalsh(t) ** 2), _hand_eigh, (s,), s,
                  lambda jnp: lambda t: jnp.sum(jnp.linalg.eigvalsh(t) ** 2)),
         "slogdet": (lambda t: np.linalg.slogdet(t)[1], _hand_slogdet, (a,), a,

@@ -1,5 +1,9 @@
 """LAPACK from NumPy's bundled OpenBLAS, called from generated code: solve, slogdet,
-cholesky, eigh, svd, qr.
+cholesky, eigh, svd, qr, pinv.
+
+float32 ops call the single-precision routines. numpy.linalg's front ends
+(gradtape/functions/linalg_*.py) never emit them: like NumPy they compute
+float32 input in float64 and cast the results back.
 
 NumPy's ILP64 OpenBLAS exports the Fortran LAPACK routines with a prefix and
 suffix (`scipy_dgesv_64_`): every argument by pointer, integers 64-bit,
@@ -39,10 +43,10 @@ from ..ir.ops import log_p
 from ..ir.ops.linalg import linalg_error
 from ..ir.ops.linalg_decomp import qr_sizes, svd_sizes
 from . import blas
-from .dtypes import F32, F64, I8, I64, constant
+from .dtypes import F32, F64, I8, I32, I64, constant
 from .lowered import Unsupported, blas_allowed
 from .math import emit_math
-from .nodes import View, contiguous_strides
+from .nodes import Const, View, contiguous_strides
 from .steps import Fill, Step
 
 ERROR_SYMBOL = "gradtape_linalg_failed"
@@ -524,23 +528,26 @@ class Gesdd(LapackCall):
         return {self.a.buffer, self.out.buffer, self.u.buffer, self.vt.buffer, self.fwork.buffer,
                 self.iwork.buffer, self.ints.buffer}
 
+    def s_pointer(self, k, i):
+        """Where ?gesdd writes the singular values of matrix i: the packed output's s."""
+        start = self.m * self.u.shape[-2]
+        return self.out.pointer_at(k, k.add(k.i64(self.out.offset + start), k.b.mul(i, k.i64(self.out.shape[-1]))))
+
     def emit(self, k):
+        _batch_loop(k, self.a.shape[:-2], lambda i: self._decompose(k, i))
+
+    def _decompose(self, k, i):
         m, n = self.m, self.n
         u_cols, vt_rows = self.u.shape[-2], self.vt.shape[-1]
-        packed = self.out.shape[-1]
-
-        def body(i):
-            s = self.out.pointer_at(k, k.add(k.i64(self.out.offset + m * u_cols), k.b.mul(i, k.i64(packed))))
-            self._call(k, "gesdd", [
-                self._char(k, 0, self.jobz), self._slot(k, 1, m), self._slot(k, 2, n),
-                self._ptr(k, self.a, k.b.mul(i, k.i64(m * n))), self._slot(k, 3, max(1, m)), s,
-                self._ptr(k, self.u, k.b.mul(i, k.i64(m * u_cols))), self._slot(k, 4, max(1, m)),
-                self._ptr(k, self.vt, k.b.mul(i, k.i64(vt_rows * n))), self._slot(k, 5, max(1, vt_rows)),
-                self.fwork.pointer_at(k, k.i64(0)), self._slot(k, 6, self.lwork),
-                self.iwork.pointer_at(k, k.i64(0)), self._slot(k, 7)], 1)
-            self._check(k, 7, i)
-
-        _batch_loop(k, self.a.shape[:-2], body)
+        s = self.s_pointer(k, i)
+        self._call(k, "gesdd", [
+            self._char(k, 0, self.jobz), self._slot(k, 1, m), self._slot(k, 2, n),
+            self._ptr(k, self.a, k.b.mul(i, k.i64(m * n))), self._slot(k, 3, max(1, m)), s,
+            self._ptr(k, self.u, k.b.mul(i, k.i64(m * u_cols))), self._slot(k, 4, max(1, m)),
+            self._ptr(k, self.vt, k.b.mul(i, k.i64(vt_rows * n))), self._slot(k, 5, max(1, vt_rows)),
+            self.fwork.pointer_at(k, k.i64(0)), self._slot(k, 6, self.lwork),
+            self.iwork.pointer_at(k, k.i64(0)), self._slot(k, 7)], 1)
+        self._check(k, 7, i)
 
 
 def _part(out: View, start: int, shape) -> View:
@@ -648,4 +655,74 @@ def lower_qr(ctx, eqn, a):
     _add(ctx, Geqrf(ctx, a_col, _part(out, m * q, (q, n)), a.shape, q))
     first_q = View(a_col.buffer, TensorType(batch + (q, m), a.dtype), 0, a_col.strides)
     ctx.add(Fill(_part(out, 0, (m, q)), _transposed(first_q)))
+    return _finish(ctx, out, dest)
+
+
+# --- pinv: ?gesdd, the cutoff, then V (diag(s+) U^T) with one ?gemm, as numpy.linalg.pinv -------------
+
+class Pinv(Gesdd):
+    """pinv of each matrix: singular values at or below rcond * max(s) count as zero."""
+
+    def __init__(self, ctx, a_col, s, u_col, vt_col, dest, rcond, shape):
+        super().__init__(ctx, a_col, s, u_col, vt_col, False, shape)
+        self.function, self.dest, self.rcond = "pinv", dest, rcond
+        ctx.use_external(*blas.gemm_address(self.dtype))
+
+    def writes(self):
+        return super().writes() | {self.dest.buffer}
+
+    def s_pointer(self, k, i):
+        return self.out.pointer_at(k, k.b.mul(i, k.i64(self.out.shape[-1])))
+
+    def emit(self, k):
+        m, n = self.m, self.n
+        kk = min(m, n)
+        zero, one = constant(self.dtype, 0), constant(self.dtype, 1)
+
+        def body(i):
+            self._decompose(k, i)
+            s = self.s_pointer(k, i)
+            cutoff = k.b.fmul(constant(self.dtype, self.rcond), k.b.load(s))   # s descends: s[0] is the max
+            ut = k.b.mul(i, k.i64(m * kk))    # U^T (k x m, row-major) is the column-major U
+
+            def scale(c):
+                sc = k.b.load(k.b.gep(s, [c], inbounds=True))
+                inv = k.b.select(k.b.fcmp_ordered(">", sc, cutoff), k.b.fdiv(one, sc), zero)
+                row = k.b.add(ut, k.b.mul(c, k.i64(m)))
+                k.loop(m, lambda j: self._scale_at(k, self.u, k.b.add(row, j), inv))
+
+            k.loop(kk, scale)
+            # pinv (n x m) = V (n x k: the column-major VT) @ (diag(s+) U^T) (k x m)
+            k.b.call(blas.declare_gemm(k.module, self.dtype), [
+                ir.Constant(I32, blas.ROW_MAJOR), ir.Constant(I32, blas.NO_TRANS), ir.Constant(I32, blas.NO_TRANS),
+                k.i64(n), k.i64(m), k.i64(kk), one,
+                self._ptr(k, self.vt, k.b.mul(i, k.i64(n * kk))), k.i64(max(1, kk)),
+                self._ptr(k, self.u, ut), k.i64(max(1, m)), zero,
+                self.dest.pointer_at(k, k.add(k.i64(self.dest.offset), k.b.mul(i, k.i64(n * m)))), k.i64(max(1, m)),
+            ])
+
+        _batch_loop(k, self.a.shape[:-2], body)
+
+    @staticmethod
+    def _scale_at(k, view, at, factor):
+        p = view.pointer_at(k, at)
+        k.b.store(k.b.fmul(k.b.load(p), factor), p)
+
+
+def lower_pinv(ctx, eqn, a):
+    out, dest = _destination(ctx, eqn, Pinv.ROUTINES)
+    if out is None:
+        return dest
+    if blas.gemm_address(a.dtype) is None:
+        raise Unsupported(f"pinv: NumPy's OpenBLAS has no ?gemm for {np.dtype(a.dtype).name}")
+    m, n = a.shape[-2:]
+    kk = min(m, n)
+    if kk == 0:
+        ctx.add(Fill(out, Const(out.type, 0)))
+        return _finish(ctx, out, dest)
+    batch = a.shape[:-2]
+    s = ctx.arena(TensorType(batch + (kk,), a.dtype))
+    u_col = ctx.arena(TensorType(batch + (kk, m), a.dtype))
+    vt_col = ctx.arena(TensorType(batch + (n, kk), a.dtype))
+    _add(ctx, Pinv(ctx, _arena_copy(ctx, a, True), s, u_col, vt_col, out, eqn.params["rcond"], a.shape))
     return _finish(ctx, out, dest)

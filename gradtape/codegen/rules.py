@@ -47,7 +47,7 @@ from ..ir.op import Op
 from . import layout
 from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
-from .lapack import lower_cholesky, lower_eigh, lower_qr, lower_slogdet, lower_solve, lower_svd
+from .lapack import lower_cholesky, lower_eigh, lower_pinv, lower_qr, lower_slogdet, lower_solve, lower_svd
 from .control import lower_checkpoint, lower_cond, lower_scan, lower_while
 from .control_stack import lower_while_vjp
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
@@ -189,6 +189,7 @@ RULES: dict[Op, Rule] = {
     ops.eigh_p: Rule(lower_eigh, "contract"),
     ops.svd_p: Rule(lower_svd, "contract"),
     ops.qr_p: Rule(lower_qr, "contract"),
+    ops.pinv_p: Rule(lower_pinv, "contract"),
     ops.call_p: Rule(_call_is_inlined, "inlined"),
     ops.custom_vjp_p: Rule(_call_is_inlined, "inlined"),
     ops.custom_jvp_p: Rule(_call_is_inlined, "inlined"),

@@ -15,7 +15,7 @@ from ..ir.ops.linalg_decomp import eigh_p, qr_p, qr_sizes, svd_p, svd_sizes
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ._promote import shape_of
-from .linalg_solve import matrices, mT
+from .linalg_solve import in_double, matrices, mT
 from .shape import reshape
 
 __all__: list = []  # public as gradtape.linalg.* (gradtape/linalg.py), as in NumPy
@@ -33,6 +33,7 @@ def _uplo(name, a, UPLO):
 
 
 @implements(np.linalg.eigh)
+@in_double()
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices (numpy.linalg.eigh).
 
@@ -61,6 +62,7 @@ def eigh(a, UPLO="L"):
 
 
 @implements(np.linalg.eigvalsh)
+@in_double()
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues of symmetric matrices, ascending (numpy.linalg.eigvalsh); see eigh.
 
@@ -80,6 +82,7 @@ def _unpack_svd(packed, m, n, full_matrices):
             reshape(packed[..., m * u + k:], batch + (v, n)))
 
 
+@in_double()
 def singular_values(a):
     """The singular values of each matrix of `a` (descending), differentiable."""
     a = matrices("svd", a, square=False)
@@ -88,6 +91,7 @@ def singular_values(a):
 
 
 @implements(np.linalg.svd)
+@in_double()
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """Singular value decomposition `a = U @ diag(S) @ Vh` (numpy.linalg.svd).
 
@@ -131,6 +135,7 @@ else:  # NumPy < 2
 
 
 @implements(np.linalg.qr)
+@in_double()
 def qr(a, mode="reduced"):
     """QR decomposition `a = Q @ R` (numpy.linalg.qr), for matrices and stacks.
 

@@ -12,6 +12,7 @@ not positive-definite matrix, naming the function and the shape.
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions
-from ._promote import float_operand, promote, promote_float, shape_of
+from ._promote import convert, float_operand, promote, promote_float, shape_of
 from .linalg import matmul
 from .shape import broadcast_to, reshape, swapaxes
 
@@ -30,6 +31,36 @@ __all__: list = []  # public as gradtape.linalg.* (gradtape/linalg.py), as in Nu
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 LstsqResult = collections.namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])
+
+
+def in_double(n_arrays: int = 1):
+    """Compute in float64 and return the input's narrower float dtype, as numpy.linalg does.
+
+    NumPy computes every numpy.linalg function in double precision and casts
+    the results back to float32 for float32 input; so its rounding, and its
+    cutoffs for the rank (pinv, lstsq), are double's. The decorated function
+    receives its first `n_arrays` arguments as float64 and its float results
+    are cast back (a derivative flows through the casts).
+    """
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            head = [float_operand(x) for x in args[:n_arrays]]
+            dtype = np.result_type(*[x.dtype for x in head])
+            if dtype == np.float64:
+                return fn(*head, *args[n_arrays:], **kwargs)
+            return _narrowed(fn(*[convert(x, np.float64) for x in head], *args[n_arrays:], **kwargs), dtype)
+        return run
+    return wrap
+
+
+def _narrowed(result, dtype):
+    if isinstance(result, tuple):
+        items = [_narrowed(r, dtype) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+    if isinstance(result, (Tensor, np.ndarray)) and result.dtype == np.float64:
+        return convert(result, dtype)
+    return result
 
 
 def matrices(name: str, a, square: bool = True):
@@ -61,6 +92,7 @@ def concrete(x):
 
 
 @implements(np.linalg.solve)
+@in_double(2)
 def solve(a, b):
     """Solve `a @ x = b` for x (numpy.linalg.solve), differentiable in a and b.
 
@@ -106,6 +138,7 @@ def solve(a, b):
 
 
 @implements(np.linalg.inv)
+@in_double(1)
 def inv(a):
     """The inverse of a matrix or of each matrix of a stack (numpy.linalg.inv).
 
@@ -134,6 +167,7 @@ def inv(a):
 
 
 @implements(np.linalg.slogdet)
+@in_double(1)
 def slogdet(a):
     """Sign and natural log of the absolute determinant (numpy.linalg.slogdet).
 
@@ -160,6 +194,7 @@ def slogdet(a):
 
 
 @implements(np.linalg.det)
+@in_double(1)
 def det(a):
     """The determinant (numpy.linalg.det), as `sign * exp(logabsdet)`.
 
@@ -185,6 +220,7 @@ def det(a):
 
 
 @implements(np.linalg.cholesky)
+@in_double(1)
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of a symmetric positive-definite matrix (numpy.linalg.cholesky).
 
@@ -230,6 +266,7 @@ def _pinv_rcond(a, rcond, rtol, default):
 
 
 @implements(np.linalg.pinv)
+@in_double(1)
 def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     """The Moore-Penrose pseudo-inverse (numpy.linalg.pinv).
 
@@ -261,6 +298,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
 
 
 @implements(np.linalg.lstsq)
+@in_double(2)
 def lstsq(a, b, rcond=None):
     """The least-squares solution of `a @ x = b` (numpy.linalg.lstsq), as `pinv(a, rcond) @ b`.
 

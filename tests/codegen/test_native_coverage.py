@@ -26,10 +26,6 @@ from .lower_helpers import check, joint_function
 # Ops that native code cannot compute, with the reason. Nothing else may be here.
 INTERPRETED_ONLY = {
     "custom_gradient": "its rule calls a Python function that could not be traced",
-    # The pseudo-inverse's lowering (?gesdd, the cutoff, a product) is not written yet: a Function
-    # holding one runs in the interpreter (numpy.linalg.pinv: exact values and derivatives); the
-    # other linalg ops call LAPACK natively (codegen/lapack.py).
-    "pinv": "no native lowering yet (interpreter: numpy.linalg.pinv)",
 }
 
 DTYPES = (np.float32, np.float64)

@@ -160,3 +160,15 @@ def test_native_decompositions_have_numpys_signs(shape):
         want = np.concatenate([np.reshape(p, -1) for p in parts])
         np.testing.assert_allclose(_compiled(f, a)(a)[0], want, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(f(gt.constant(a)).numpy(), want, rtol=1e-12, atol=1e-13)
+
+
+def test_float32_is_computed_in_double_as_numpy_does():
+    """A rank-deficient float32 matrix: in single precision its zero singular value would be
+    ~1e-7, above pinv's cutoff, and pinv would be ~1e7; NumPy computes in double (~1e-16, cut)."""
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]], np.float32)
+    want = np.linalg.pinv(a)
+    assert want.dtype == np.float32 and np.abs(want).max() < 1
+    np.testing.assert_allclose(_compiled(np.linalg.pinv, a)(a)[0], want, rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.pinv(gt.constant(a)).numpy(), want, rtol=1e-6)
+    np.testing.assert_array_equal(np.linalg.svd(gt.constant(a), compute_uv=False).numpy(),
+                                  np.linalg.svd(a, compute_uv=False))

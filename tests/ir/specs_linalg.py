@@ -11,6 +11,8 @@ invariant to their signs (squares, or U S Vh products), which LAPACK picks.
 import numpy as np
 
 import gradtape as gt
+from gradtape.ir import ops
+from gradtape.tracer.dispatch import bind
 
 from .op_specs import OpSpec, args, normal
 
@@ -71,6 +73,26 @@ def _np_svd_loss(full):
     return f
 
 
+def _op(op, **params):
+    """The op itself (numpy.linalg's front ends compute float32 input in float64, as NumPy does:
+    these specs give the ops float32 operands, for their float32 native code)."""
+    return lambda *xs: bind(op, *xs, **params)
+
+
+def _packed_eigh(a):
+    w, v = np.linalg.eigh(a)
+    return np.concatenate([w[..., None, :], v], axis=-2)
+
+
+def _packed(parts_of):
+    def f(a):
+        parts = parts_of(a)
+        return np.concatenate([p.reshape(a.shape[:-2] + (-1,)) for p in parts], axis=-1)
+    return f
+
+
+F32 = np.float32
+
 SPECS = [
     # solve, inv (solve against I), det and slogdet
     _spec("solve_vec", L.solve, [well_conditioned(3, 3), normal(3)], np.linalg.solve, ("solve",)),
@@ -129,4 +151,17 @@ SPECS = [
           lambda a: np.linalg.matrix_power(a, -2), ("solve", "contract")),
     _spec("multi_dot", lambda a, b, c, d: np.linalg.multi_dot([a, b, c, d]),
           [normal(3), normal(3, 5), normal(5, 2), normal(2)], lambda *xs: np.linalg.multi_dot(xs), ("contract",)),
+    # the ops in float32
+    _spec("solve_op_f32", _op(ops.solve_p, name="solve"), [well_conditioned(3, 3, dtype=F32), normal(3, 2, dtype=F32)],
+          np.linalg.solve, ("solve",)),
+    _spec("slogdet_op_f32", _op(ops.slogdet_p), [well_conditioned(2, 3, 3, dtype=F32)],
+          lambda a: np.stack(np.linalg.slogdet(a), axis=-1), ("slogdet",)),
+    _spec("cholesky_op_f32", _op(ops.cholesky_p), [spd(3, 3, dtype=F32)], np.linalg.cholesky, ("cholesky",)),
+    _spec("eigh_op_f32", _op(ops.eigh_p), [spd(3, 3, dtype=F32)], _packed_eigh, ("eigh",)),
+    _spec("svd_op_f32", _op(ops.svd_p, full_matrices=False), [distinct_singular_values(3, 2, dtype=F32)],
+          _packed(lambda a: np.linalg.svd(a, full_matrices=False)), ("svd",)),
+    _spec("qr_op_f32", _op(ops.qr_p, complete=False), [distinct_singular_values(3, 2, dtype=F32)],
+          _packed(lambda a: np.linalg.qr(a)), ("qr",)),
+    _spec("pinv_op_f32", _op(ops.pinv_p, rcond=1e-15), [distinct_singular_values(2, 3, dtype=F32)],
+          np.linalg.pinv, ("pinv",)),
 ]
