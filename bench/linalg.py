@@ -17,8 +17,20 @@ Losses (A: n x n well conditioned, S: symmetric positive definite, b: n):
 Each hand-written gradient also computes what it needs of the forward pass,
 as a program would. Target (issue 15): gradtape within 1.5x of hand NumPy.
 Times are the best of interleaved rounds (all contenders meet the same quiet
-moments of a shared machine). Everything runs on NumPy's OpenBLAS, threaded
-as the environment says (OPENBLAS_NUM_THREADS); JAX uses its own LAPACK.
+moments of a shared machine). gradtape and hand NumPy run the same LAPACK
+(NumPy's OpenBLAS); JAX uses its own. On a shared machine run with
+OPENBLAS_NUM_THREADS=1: OpenBLAS's threads spin while another process holds
+the cores, which makes multi-threaded timings vary tenfold.
+
+Measured (2 shared cores under load ~8, OPENBLAS_NUM_THREADS=1, ratio to
+hand NumPy; jax 0.10.2 in the last column):
+
+    loss      n=100        n=500        jax n=500
+    solve     0.81         0.69         0.48
+    inv       0.92         1.07         1.35
+    cholesky  1.18         0.98         0.63
+    eigh      0.95         0.92         1.16
+    slogdet   0.99         1.06         1.06
 """
 from __future__ import annotations
 
@@ -105,7 +117,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     opts = parser.parse_args()
     jax, jnp = _jax()
-    print(f"machine busy before timing: {wait_quiet():.0%}; JAX: {'yes' if jax else 'not installed, skipped'}")
+    print(f"machine busy before timing: {wait_quiet():.0%}; OPENBLAS_NUM_THREADS="
+          f"{os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}; JAX: {'yes' if jax else 'not installed, skipped'}")
     print(f"{'loss':>9} {'n':>4} {'hand NumPy':>11} {'gradtape':>10} {'ratio':>6} {'jax.jit':>10} {'ratio':>6}  max |diff|")
     rng = np.random.default_rng(0)
     for n in opts.sizes:

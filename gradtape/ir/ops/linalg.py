@@ -127,13 +127,28 @@ def _solve_impl(a, b, *, name):
         raise linalg_error(name, "singular", a.shape, _first_failure(a, _is_singular)) from None
 
 
+def _is_identity(b: Sym) -> bool:
+    """Whether b is a constant stack of identity matrices (inv's right-hand side)."""
+    atom = b.atom
+    if not isinstance(atom, Literal):
+        return False
+    n = b.shape[-1]
+    return b.shape[-2] == n and bool(np.array_equal(np.broadcast_to(np.eye(n, dtype=b.dtype), b.shape), atom.value))
+
+
 def _solve_vjp(ct, x, a, b, *, name):
+    if _is_identity(b):
+        # x = inv(a): solve(a^T, ct) is x^T ct, so the adjoint is two products with the result
+        # the user asked for (no second factorization), and b is a constant.
+        return -mm(mm(mT(x), ct), mT(x)), None
     ct_b = solve(mT(a), ct)
     return -mm(ct_b, mT(x)), ct_b
 
 
 def _solve_jvp(ts, x, a, b, *, name):
     ta, tb = ts
+    if tb is None and _is_identity(b):
+        return -mm(mm(x, ta), x)                  # d inv(a) = -inv(a) da inv(a)
     rhs = tb
     if ta is not None:
         rhs = -mm(ta, x) if rhs is None else rhs - mm(ta, x)
