@@ -27,8 +27,14 @@ def test_no_module_internal_name_leaks_into_the_namespace():
 
 def test_the_internals_once_exported_are_gone():
     for name in ("np", "annotations", "bind", "ew", "implements", "promote_pair", "float_operand",
-                 "convert", "as_tensor", "shape", "nn", "linalg", "reductions", "elementwise"):
+                 "convert", "as_tensor", "shape", "nn", "reductions", "elementwise"):
         assert not hasattr(gt, name), name
+
+
+def test_linalg_is_the_public_numpy_linalg_namespace_not_the_functions_module():
+    # gt.linalg was once gradtape.functions.linalg leaking; it is now gradtape.linalg, public.
+    assert "linalg" in gt.__all__ and gt.linalg.__name__ == "gradtape.linalg"
+    assert sorted(gt.linalg.__all__) == sorted(n for n in dir(gt.linalg) if not n.startswith("_"))
 
 
 def test_star_import_gives_exactly_all():
