@@ -17,7 +17,8 @@ import functools
 import numpy as np
 
 from ..ir.ops.contract import contract_p
-from ..ir.ops.indexing import gather_p, scatter_add_p
+from ..ir.ops.linalg_decomp import svd_p, svd_sizes
+from ..ir.ops.indexing import gather_p, scatter_add_p, slice_p
 from ..ir.ops.layout import reshape_p, transpose_p
 from ..ir.ops.reduce import reduce_sum_p
 from ..tracer.dispatch import bind
@@ -627,16 +628,26 @@ def _matrix_norm(x, ord, row, col):
         summed = _sum(absolute(x), (col,))
         return _max(summed, row - (row > col), neg=ord == -np.inf)
     if ord in (2, -2, "nuc"):
-        from .linalg_decomp import singular_values  # (linalg_decomp builds on this module)
-
         ndim = len(shape_of(x))
         rest = [a for a in range(ndim) if a not in (row, col)]
-        s = singular_values(_transpose(x, rest + [row, col]))
+        s = _singular_values(_transpose(x, rest + [row, col]))
         last = len(rest)
         if ord == "nuc":
             return _sum(s, (last,))
         return _max(s, last, neg=ord == -2)
     raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+
+
+def _singular_values(x):
+    """The singular values of each matrix (last two axes), computed in float64 as numpy.linalg does."""
+    dtype = _dtype(x)
+    shape = tuple(shape_of(x))
+    m, n = shape[-2:]
+    u, k, _ = svd_sizes(m, n, False)
+    packed = bind(svd_p, convert(x, np.float64), full_matrices=False)
+    s = bind(slice_p, packed, starts=(0,) * (len(shape) - 2) + (m * u,),
+             stops=shape[:-2] + (m * u + k,), steps=(1,) * (len(shape) - 1))
+    return convert(s, dtype)
 
 
 @implements(np.linalg.norm)

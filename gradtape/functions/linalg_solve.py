@@ -24,7 +24,7 @@ from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions
 from ._promote import convert, float_operand, promote, promote_float, shape_of
-from .linalg import matmul
+from .linalg import _singular_values, matmul
 from .shape import broadcast_to, reshape, swapaxes
 
 __all__: list = []  # public as gradtape.linalg.* (gradtape/linalg.py), as in NumPy
@@ -327,8 +327,6 @@ def lstsq(a, b, rcond=None):
         >>> x.numpy(), res.numpy()
         (array([2.]), array([2.]))
     """
-    from .linalg_decomp import singular_values
-
     a, b = promote_float(a, b)
     sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
     if len(sa) != 2 or len(sb) not in (1, 2) or sb[0] != sa[0]:
@@ -338,7 +336,7 @@ def lstsq(a, b, rcond=None):
     m, n = sa
     cutoff = np.finfo(a.dtype).eps * max(m, n) if rcond is None else float(rcond)
     x = matmul(bind(pinv_p, a, rcond=cutoff), b)
-    s = singular_values(a)
+    s = _singular_values(a)
     rank = reductions.sum(ew.cast(ew.greater(s, cutoff * reductions.max(s)), np.int64))
     known = concrete(rank)
     residual = reductions.sum(ew.square(b - matmul(a, x)), axis=0)
