@@ -1,0 +1,9 @@
+"""At least 95% of the NumPy, numpy.linalg and (in scope) scipy.special functions
+that JAX or autograd differentiate are differentiable here (tools/numpy_coverage.py)."""
+from .test_numpy_coverage import ROWS, TOOL
+
+
+def test_at_least_95_percent_of_upstream_differentiable_functions_differentiate_here():
+    done, total = TOOL.coverage(ROWS)
+    missing = [r[0] for r in ROWS if r[1] == "differentiable" and TOOL.in_scope(r[0]) and r[3] != "differentiable"]
+    assert done >= 0.95 * total, f"{done} of {total} differentiable; missing: {missing}"
