@@ -21,6 +21,14 @@ from ._promote import as_tensor, normalize_axis, promote
 from .rearrange import _count
 from .shape import (broadcast_to, concatenate, expand_dims, moveaxis, ravel, reshape, swapaxes, take)
 
+
+def _numpy(*names):
+    """The NumPy functions of these names that the installed NumPy has, for `implements`:
+    unstack and cumulative_sum/prod came in NumPy 2.1, matvec and vecmat in 2.2, and NumPy 2.0
+    is supported (gradtape's own functions exist on every NumPy)."""
+    return tuple(getattr(np, name) for name in names if hasattr(np, name))
+
+
 __all__ = ["append", "block", "broadcast_arrays", "compress", "copy", "delete", "diagflat", "ediff1d", "resize",
            "rollaxis", "unstack", "select", "ix_", "matrix_transpose", "matvec", "vecmat", "vecdot",
            "cumulative_sum", "cumulative_prod"]
@@ -211,7 +219,7 @@ def rollaxis(a, axis, start=0):
     return moveaxis(a, axis, start) if axis != start else a
 
 
-@implements(np.unstack)
+@implements(*_numpy("unstack"))
 def unstack(x, /, *, axis=0):
     """The slices of x along axis, as a tuple, as numpy.unstack.
 
@@ -277,7 +285,7 @@ def matrix_transpose(x, /):
     return swapaxes(x, -1, -2)
 
 
-@implements(np.matvec)
+@implements(*_numpy("matvec"))
 def matvec(x1, x2, /):
     """Matrix-vector products over the last axes, broadcasting the others, as numpy.matvec.
 
@@ -290,7 +298,7 @@ def matvec(x1, x2, /):
     return reductions.sum(ew.multiply(x1, expand_dims(x2, -2)), axis=-1)
 
 
-@implements(np.vecmat)
+@implements(*_numpy("vecmat"))
 def vecmat(x1, x2, /):
     """Vector-matrix products over the last axes (x1 conjugated: real here), as numpy.vecmat.
 
@@ -333,7 +341,7 @@ def _cumulative(name, scan, x, axis, dtype, include_initial, initial):
     return concatenate([broadcast_to(first, shape), out], axis=axis)
 
 
-@implements(np.cumulative_sum)
+@implements(*_numpy("cumulative_sum"))
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """Running sums along axis, optionally starting with 0, as numpy.cumulative_sum.
 
@@ -345,7 +353,7 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=Fal
     return _cumulative("cumulative_sum", scans.cumsum, x, axis, dtype, include_initial, 0)
 
 
-@implements(np.cumulative_prod)
+@implements(*_numpy("cumulative_prod"))
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """Running products along axis, optionally starting with 1, as numpy.cumulative_prod.
 

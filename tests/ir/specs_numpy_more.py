@@ -20,6 +20,13 @@ def _spec(name, fn, makers, ops=("mul",), numpy_fn=None, order=2):
     return OpSpec(name, fn, args(*makers), ops=ops, order=order, numpy_fn=numpy_fn or fn)
 
 
+def _np_or_gt(name):
+    """NumPy's function (gradtape's reached through NumPy's dispatch) where this NumPy has it,
+    else gradtape's: unstack and cumulative_sum/prod came in NumPy 2.1, matvec and vecmat in
+    2.2, and NumPy 2.0 is supported. The references (numpy_fn) use what NumPy 2.0 has."""
+    return getattr(np, name, None) or getattr(gt, name)
+
+
 _KEY = np.array([3, 3], np.uint32)
 
 
@@ -50,16 +57,18 @@ SPECS = [
     _spec("copy_ediff1d", lambda x: np.ediff1d(np.copy(x), to_begin=0.5, to_end=[1.0, 2.0]), [_X], ("sub",)),
     _spec("diagflat", lambda v: np.diagflat(v, 1) * 2.0, [_V], ("mul",)),
     _spec("resize", lambda x: np.resize(x, (4, 4)), [_X], ("gather",)),
-    _spec("rollaxis_unstack", lambda x: np.unstack(np.rollaxis(x, 1), axis=0)[2] * 3.0, [_X], ("mul",)),
+    _spec("rollaxis_unstack", lambda x: _np_or_gt("unstack")(np.rollaxis(x, 1), axis=0)[2] * 3.0, [_X], ("mul",),
+          numpy_fn=lambda x: np.rollaxis(x, 1)[2] * 3.0),
     _spec("select", lambda x, y: np.select([x < -0.5, x > 0.5], [x * y, -x], default=y), [_X, normal(2, 3)],
           ("where",)),
     _spec("ix_", lambda a, b: np.ix_(a, b)[0] * np.ix_(a, b)[1], [normal(2), _V], ("mul",)),
     _spec("matrix_transpose_matvec_vecmat_vecdot",
-          lambda x, v: np.matvec(x, v) + np.vecmat(v, np.matrix_transpose(x)) + np.vecdot(x, x),
-          [_X, _V], ("mul", "reduce_sum")),
+          lambda x, v: _np_or_gt("matvec")(x, v) + _np_or_gt("vecmat")(v, np.matrix_transpose(x)) + np.vecdot(x, x),
+          [_X, _V], ("mul", "reduce_sum"), numpy_fn=lambda x, v: x @ v + v @ x.T + np.sum(x * x, axis=-1)),
     _spec("cumulative_sum_prod",
-          lambda x: np.cumulative_sum(x, axis=1, include_initial=True)[:, 1:] + np.cumulative_prod(x, axis=1),
-          [_X], ("add",)),
+          lambda x: _np_or_gt("cumulative_sum")(x, axis=1, include_initial=True)[:, 1:]
+          + _np_or_gt("cumulative_prod")(x, axis=1),
+          [_X], ("add",), numpy_fn=lambda x: np.cumsum(x, axis=1) + np.cumprod(x, axis=1)),
     _spec("full_like", lambda x, v: np.full_like(x, v[0]) * x, [_X, _V], ("broadcast_to",)),
     # polynomials
     _spec("convolve", lambda a, v: np.convolve(a, v) + np.convolve(a, v[:2], "same")[0]
