@@ -76,6 +76,11 @@ def test_float32_compiles_and_matches_scipy_in_float32_precision():
 def test_compositions_match_scipy(name, args):
     with np.errstate(all="ignore"):
         want = getattr(scipy_special, name)(*args)
+        if name == "gammasgn" and scipy_special.gammasgn(-0.0) == 0.0:
+            # an older SciPy (1.13, the floor) gives 0 at the poles; gradtape follows the newer
+            # rule: the sign of a signed zero, NaN at the negative integers
+            x = args[0]
+            want = np.where(x == 0, np.copysign(1.0, x), np.where((x < 0) & (x == np.floor(x)), np.nan, want))
         for got in three_ways(getattr(special, name), *args):
             _compare(got, want, rtol=1e-13, atol=1e-300)
 
