@@ -253,13 +253,7 @@ class Emitter:
         end = b.block
         b.branch(skip)
         b.position_at_end(skip)
-        phis = []
-        for c, o in zip(carry, out):
-            p = b.phi(c.type)
-            p.add_incoming(c, pre)
-            p.add_incoming(o, end)
-            phis.append(p)
-        return tuple(phis)
+        return merge_carries(b, carry, pre, out, end)
 
     def nest(self, shape, body, carry=(), splits=None):
         """Nested loops over `shape` in C order: body(idx_list, *carry) -> carry.
@@ -287,3 +281,15 @@ def _pieces(n: int, cuts) -> list:
     """range(n) cut at the `cuts` inside it: [(lo, hi), ...] in order."""
     edges = [0] + sorted({c for c in cuts if 0 < c < n}) + [n]
     return list(zip(edges, edges[1:]))
+
+
+def merge_carries(b, carry, before, out, after) -> tuple:
+    """Phis joining each carry's value entering a loop that may not run (from `before`) with its
+    value leaving it (from `after`)."""
+    phis = []
+    for c, o in zip(carry, out):
+        p = b.phi(c.type)
+        p.add_incoming(c, before)
+        p.add_incoming(o, after)
+        phis.append(p)
+    return tuple(phis)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..ir import TensorType
 from .dtypes import F64, I8, I64, constant, value_type
-from .emitter import Emitter
+from .emitter import Emitter, merge_carries
 from .lowered import blas_allowed
 from .nodes import placement_splits
 from .reductions import Reduce, combiner, reduction_identity
@@ -200,13 +200,7 @@ def dynamic_loop(k, begin, end, lo: int, hi: int, body, carry=()):
         p.add_incoming(v, latch)
     b.cbranch(b.icmp_signed("<", nxt, end), head, done)
     b.position_at_end(done)
-    results = []
-    for c, v in zip(carry, out):
-        r = b.phi(c.type)
-        r.add_incoming(c, pre)
-        r.add_incoming(v, latch)
-        results.append(r)
-    return tuple(results)
+    return merge_carries(b, carry, pre, out, latch)
 
 
 class _Rows:
