@@ -21,20 +21,33 @@ the same theorem, solving the transposed system by as many iterations of
 its Neumann series.
 
 Both differentiate implicitly inside a trace (grad, jvp, vmap, a staged
-function); called eagerly they run the solve as it is.
+function) and on a GradientTape or ForwardAccumulator: called eagerly
+while one records, the solve runs unrecorded and the root is recorded as
+the same custom_vjp equation, its parameters the recorded values f reads
+(implicit_tape.py). With no recorder they just run the solve.
+
+The VJP reads the forward pass's x, whose own derivative would go through
+the solve's iterations (zero for a stop_gradient'ed solve). So that the
+derivatives of the VJP (second and higher orders) are the theorem's too,
+it reads x through `_attach`: a custom_vjp identity whose VJP is the
+theorem's again, nested `_ATTACH_DEPTH` deep: derivatives through the
+fourth order are exact; a fifth would go through the iterations.
 """
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 
 from .. import ir
 from ..ir.ops.call import call_p
-from ..tracer import tree
+from ..tracer import tape_stack, tree
 from ..tracer.custom_vjp import custom_vjp
 from ..tracer.tensor import Tensor
 from ..tracer.trace import trace_call
 from ..tracer.trace_context import current_builder, in_trace
 from .control_flow import _abstract, _atom, _LoopSignature, _types, fori_loop, while_loop
+from .implicit_tape import TapeReads
 from .elementwise import abs as _abs, greater, logical_and, maximum, negative
 from .reductions import max as _max
 
@@ -73,34 +86,55 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         >>> float(gt.grad(sqrt)(4.0))     # 1 / (2 sqrt(a))
         0.25
     """
-    leaves = tree.flatten(initial_guess)
-    if not in_trace() and not any(_abstract(v) for v in leaves):
+    if _runs_as_it_is(initial_guess):
         return solve(f, initial_guess)
-    return _implicit_root(f, initial_guess, solve, lambda L, y, aux: tangent_solve(L, y), has_aux)
+    return _implicit_root("custom_root", f, initial_guess, solve, lambda L, y, aux: tangent_solve(L, y), has_aux)
 
 
-def _implicit_root(f, guess, solve, linear_solve, has_aux):
-    """custom_root, with `linear_solve(L, y, aux)` also reading solve's aux ((), without)."""
+def _runs_as_it_is(*values) -> bool:
+    """Outside any trace with no tape (or accumulator) recording: nothing to differentiate."""
+    return not in_trace() and not tape_stack.active() and not any(_abstract(v) for v in tree.flatten(values))
+
+
+# Levels of `_attach` under the root's VJP: derivatives up to this order + 1 are the theorem's.
+_ATTACH_DEPTH = 3
+
+
+def _implicit_root(name, f, guess, solve, linear_solve, has_aux):
+    """custom_root (or fixed_point, `name`), `linear_solve(L, y, aux)` also reading solve's aux."""
     leaves = tree.flatten(guess)
     types = _types(leaves)
-    traced = trace_call(f, (guess,), _LoopSignature(types, [(0, len(types))]), "custom_root f")
+    eager = not in_trace() and not any(_abstract(v) for v in leaves)
+    # Eagerly (on a tape), the recorded values f reads become its parameters (implicit_tape.py).
+    reads = TapeReads() if eager else contextlib.nullcontext()
+    with reads:
+        traced = trace_call(f, (guess,), _LoopSignature(types, [(0, len(types))]), f"{name} f")
     out = [v.type for v in traced.fn.outvars]
     skeleton = tree.unflatten(guess, [None] * len(types))
     if tree.unflatten(traced.out_skeleton, [None] * len(out)) != skeleton or out != types:
-        raise TypeError(f"custom_root: f must return a residual of x's structure, shapes and dtypes; "
+        raise TypeError(f"{name}: f must return a residual of x's structure, shapes and dtypes; "
                         f"x is {', '.join(map(str, types))} and f returns {', '.join(map(str, out))}")
-    problem = _Problem(traced.fn, skeleton, solve, linear_solve, has_aux, len(types))
-    builder = current_builder(leaves)
-    params = tuple(Tensor(sym=ir.Sym(v, builder)) for v in traced.captured)
-    return _root(problem, guess, params)
+    problem = _Problem(traced.fn, skeleton, f, solve, linear_solve, has_aux, len(types))
+    if eager:
+        params = tuple(reads.tensors(traced.captured))
+    else:
+        builder = current_builder(leaves)
+        params = tuple(Tensor(sym=ir.Sym(v, builder)) for v in traced.captured)
+    return problem.root(problem, guess, params)
 
 
 class _Problem:
-    """What one custom_root call solves (a nondiff argument: hashed by identity, traced per call)."""
+    """What one custom_root call solves, and its two custom_vjp functions (made per call, as
+    the problem is their nondiff argument, hashed by identity: nothing outlives the call)."""
 
-    def __init__(self, fn, skeleton, solve, linear_solve, has_aux, n):
-        self.fn, self.skeleton, self.solve, self.linear_solve = fn, skeleton, solve, linear_solve
+    def __init__(self, fn, skeleton, f, solve, linear_solve, has_aux, n):
+        self.fn, self.skeleton, self.f, self.solve, self.linear_solve = fn, skeleton, f, solve, linear_solve
         self.has_aux, self.n = has_aux, n
+        self._vjps = {}
+        self.root = custom_vjp(_solve, nondiff_argnums=(0,))
+        self.root.defvjp(_root_fwd, _root_bwd)
+        self.attach = custom_vjp(_attached, nondiff_argnums=(0, 1))
+        self.attach.defvjp(_attach_fwd, _attach_bwd)
 
     def residual(self, params):
         """f with its parameters given explicitly: x -> f(x)."""
@@ -108,9 +142,11 @@ class _Problem:
 
     def transposed(self, x, params, wrt):
         """v -> (∂f/∂inputs)^T v at (x, params), for f's inputs numbered `wrt` (x's leaves first)."""
-        joint, _ = ir.vjp(self.fn, wrt)
-        n_out = len(self.fn.outvars)
-        parts = ir.select_outputs(joint, list(range(n_out, n_out + len(wrt))))
+        parts = self._vjps.get(tuple(wrt))
+        if parts is None:
+            joint, _ = ir.vjp(self.fn, wrt)
+            n_out = len(self.fn.outvars)
+            parts = self._vjps[tuple(wrt)] = ir.select_outputs(joint, list(range(n_out, n_out + len(wrt))))
         return lambda v: _apply(parts, tree.flatten(x) + list(params) + tree.flatten(v))
 
 
@@ -123,7 +159,10 @@ def _apply(fn, args) -> list:
 
 
 def _solve(problem, guess, params):
-    return problem.solve(problem.residual(params), guess)
+    if in_trace():
+        return problem.solve(problem.residual(params), guess)
+    # Run on a tape's values (custom_vjp runs it with the tapes paused): f reads them itself.
+    return problem.solve(problem.f, guess)
 
 
 def _root_fwd(problem, guess, params):
@@ -134,8 +173,15 @@ def _root_fwd(problem, guess, params):
 
 def _root_bwd(problem, residuals, g):
     x, aux, params = residuals
-    if problem.has_aux:
-        g = g[0]
+    return None, _implicit_cotangents(problem, x, aux, params, g[0] if problem.has_aux else g, _ATTACH_DEPTH)
+
+
+def _implicit_cotangents(problem, x, aux, params, g, depth) -> tuple:
+    """The cotangents of the parameters for the cotangent g of the root x: -(∂f/∂θ)^T λ with
+    (∂f/∂x)^T λ = g. x is the forward pass's answer, whose own derivative would go through the
+    solve's iterations; `_attach` gives it the theorem's, for the derivatives of this rule."""
+    if depth > 0:
+        x = problem.attach(problem, depth, x, aux, params)
     n = problem.n
     at_x = problem.transposed(x, params, list(range(n)))
     lam = problem.linear_solve(lambda v: tree.unflatten(problem.skeleton, at_x(v)), g, aux)
@@ -144,11 +190,22 @@ def _root_bwd(problem, residuals, g):
     if floats:
         for i, c in zip(floats, problem.transposed(x, params, [n + i for i in floats])(lam)):
             cts[i] = negative(c)
-    return None, tuple(cts)
+    return tuple(cts)
 
 
-_root = custom_vjp(_solve, nondiff_argnums=(0,))
-_root.defvjp(_root_fwd, _root_bwd)
+def _attached(problem, depth, x, aux, params):
+    """x, the root for `params`: its value as given, its derivative the implicit function
+    theorem's (through `depth` more levels of derivatives), never the solve's iterations."""
+    return x
+
+
+def _attach_fwd(problem, depth, x, aux, params):
+    return x, (x, aux, params)
+
+
+def _attach_bwd(problem, depth, residuals, g):
+    x, aux, params = residuals
+    return None, None, _implicit_cotangents(problem, x, aux, params, g, depth - 1)
 
 
 def fixed_point(f, a, x_guess, tol=1e-12, max_steps=10_000):
@@ -178,6 +235,11 @@ def fixed_point(f, a, x_guess, tol=1e-12, max_steps=10_000):
         >>> round(float(x(0.7)), 5), round(float(gt.grad(x)(0.7)), 6)
         (0.83427, -0.331888)
     """
+    def step_of(x):  # f(a, x), after checking it keeps x's structure, shapes and dtypes
+        fx = f(a, x)
+        _check_like_x("fixed_point", "f(a, x)", x, fx)
+        return fx
+
     def iterate(step, x0):
         def body(c):
             x, _, k = c
@@ -190,7 +252,7 @@ def fixed_point(f, a, x_guess, tol=1e-12, max_steps=10_000):
         x, _, steps = while_loop(going, body, (step(x0), x0, np.int64(1)))
         return x, steps
 
-    def solve(g, x0):  # iterates with the residual g(x) = f(a, x) - x, whose parameters are explicit
+    def solve(g, x0):  # iterates with the residual g(x) = f(a, x) - x (its parameters explicit, traced)
         return iterate(lambda x: tree.unflatten(x, [xi + gi for xi, gi in zip(tree.flatten(x), tree.flatten(g(x)))]),
                        x0)
 
@@ -202,12 +264,21 @@ def fixed_point(f, a, x_guess, tol=1e-12, max_steps=10_000):
         return fori_loop(0, 2 * steps + 10, body, tree.unflatten(y, [yi * 0.0 for yi in tree.flatten(y)]))
 
     def residual(x):
-        return tree.unflatten(x, [fx - xi for fx, xi in zip(tree.flatten(f(a, x)), tree.flatten(x))])
+        return tree.unflatten(x, [fx - xi for fx, xi in zip(tree.flatten(step_of(x)), tree.flatten(x))])
 
-    if not in_trace() and not any(_abstract(v) for v in tree.flatten(x_guess) + tree.flatten(a)):
-        return iterate(lambda x: f(a, x), x_guess)[0]
-    x, _ = _implicit_root(residual, x_guess, solve, neumann, has_aux=True)
+    if _runs_as_it_is(x_guess, a):
+        return iterate(step_of, x_guess)[0]
+    x, _ = _implicit_root("fixed_point", residual, x_guess, solve, neumann, has_aux=True)
     return x
+
+
+def _check_like_x(name, what, x, fx):
+    """TypeError unless `fx` has x's structure, shapes and dtypes (the message shows both)."""
+    xs, fxs = tree.flatten(x), tree.flatten(fx)
+    types, got = _types(xs), _types(fxs)
+    if tree.unflatten(x, [None] * len(xs)) != tree.unflatten(fx, [None] * len(fxs)) or types != got:
+        raise TypeError(f"{name}: f must return x's structure, shapes and dtypes; x is "
+                        f"{', '.join(map(str, types))} and {what} returns {', '.join(map(str, got))}")
 
 
 def _max_change(x, prev):

@@ -78,6 +78,12 @@ def in_trace() -> bool:
     return bool(_stack.builders)
 
 
+def outermost_builder():
+    """The Builder of the outermost trace in progress in this thread, or None."""
+    builders = _stack.builders
+    return builders[0] if builders else None
+
+
 def current_builder(values=()):
     """The Builder an op on `values` emits into, or None when no trace is in progress
     and no value is abstract.
