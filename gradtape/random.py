@@ -177,8 +177,8 @@ def bernoulli(key, p=0.5, shape=None):
 def permutation(key, x, axis=0):
     """A random permutation of range(x) (x an int), or of x's entries along `axis`.
 
-    The order is the argsort of uniform numbers; in a staged function the
-    argsort ranks every pair (O(n^2) in the axis length).
+    The order is the argsort of uniform numbers (O(n log n), in a staged
+    function too).
 
     Args:
       key: a key. x: an int n, or a tensor / array-like. axis: the axis to shuffle.

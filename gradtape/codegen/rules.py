@@ -54,6 +54,7 @@ from .math import MATH_FUNCTIONS, MathFunction, emit_math
 from .math_pow import pow_shortcut
 from .nodes import Map, View
 from .scalar import SCALAR, make_cast
+from .sort import lower_argsort
 from .reductions import ArgReduce
 from .steps import Fill, ScatterAdd
 
@@ -180,6 +181,7 @@ RULES: dict[Op, Rule] = {
     ops.reduce_min_p: _reduction("min"),
     ops.argmax_p: _arg("argmax"),
     ops.argmin_p: _arg("argmin"),
+    ops.argsort_p: Rule(lower_argsort, "reduction"),  # reads each row once, into its sort buffer
     ops.scatter_add_p: Rule(_lower_scatter_add, "scatter"),
     ops.concatenate_p: Rule(_lower_concatenate, "per_operand"),
     ops.contract_p: Rule(lower_contract, "contract"),

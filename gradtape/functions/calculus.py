@@ -1,7 +1,6 @@
 """NumPy's numerical calculus and sampling functions on tensors: trapezoid,
 gradient, unwrap, geomspace, logspace, cov, corrcoef, histogram,
-histogram_bin_edges, and the NaN-ignoring quantiles nanquantile,
-nanpercentile and nanmedian.
+and histogram_bin_edges (the NaN-ignoring quantiles are in quantiles.py).
 
 Compositions of gradtape's functions: they differentiate, batch and compile
 as those do. Sizes (num, bins, edge_order) must be concrete.
@@ -15,13 +14,13 @@ import numpy as np
 from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
 from . import elementwise_division as division
-from . import reductions, scans, sorting
+from . import reductions, scans
 from ._promote import as_tensor, float_operand, normalize_axis
 from .grids import linspace
-from .shape import concatenate, moveaxis, reshape, stack
+from .shape import concatenate, moveaxis, reshape
 
 __all__ = ["trapezoid", "gradient", "unwrap", "geomspace", "logspace", "cov", "corrcoef", "histogram",
-           "histogram_bin_edges", "nanquantile", "nanpercentile", "nanmedian"]
+           "histogram_bin_edges"]
 
 
 def _along(x, axis):
@@ -258,81 +257,3 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     if density:
         counts = ew.divide(counts, ew.multiply(reductions.sum(counts), ew.subtract(edges[1:], edges[:-1])))
     return counts, edges
-
-
-def _nanquantile(name, a, q, axis, keepdims):
-    """Linear-interpolation quantiles of the non-NaN values of each group; NaN for an all-NaN group."""
-    a = float_operand(a)
-    axes = normalize_axis(name, axis, a.ndim)
-    kept = [d for d in range(a.ndim) if d not in axes]
-    grouped = reshape(moveaxis(a, axes, tuple(range(a.ndim - len(axes), a.ndim))) if axes else a,
-                      tuple(a.shape[d] for d in kept) + (-1,))
-    ordered = sorting.sort(grouped, axis=-1)  # NaN last
-    count = reductions.sum(ew.cast(ew.logical_not(np.isnan(grouped)), a.dtype), axis=-1, keepdims=True)
-    last = ew.maximum(ew.subtract(count, 1.0), 0.0)
-    q = np.asarray(q, dtype=np.float64)
-    if np.any((q < 0) | (q > 1)):
-        raise ValueError(f"{name}: quantiles must be in the range [0, 1], got {q}")
-    results = []
-    for qi in q.ravel():
-        position = ew.multiply(last, float(qi))
-        below = ew.floor(position)
-        above = ew.minimum(ew.add(below, 1.0), last)
-        lo = sorting.take_along_axis(ordered, ew.cast(below, np.int64), axis=-1)
-        hi = sorting.take_along_axis(ordered, ew.cast(above, np.int64), axis=-1)
-        value = ew.add(lo, ew.multiply(ew.subtract(hi, lo), ew.subtract(position, below)))
-        value = ew.where(ew.equal(count, 0.0), np.nan, value)
-        results.append(reshape(value, value.shape[:-1]))
-    out = stack(results) if q.ndim else results[0]
-    out = reshape(out, q.shape + tuple(a.shape[d] for d in kept))
-    if keepdims:
-        out = reshape(out, q.shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
-    return out
-
-
-@implements(np.nanquantile)
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                weights=None, interpolation=None):
-    """The q-th quantiles of the non-NaN values, as numpy.nanquantile (method 'linear' only).
-
-    Each group is sorted (NaN last) and interpolated at q * (count - 1), the
-    count of its non-NaN values; the gradient goes to the two values each
-    result is interpolated from. An all-NaN group gives NaN.
-
-    Example::
-
-        >>> gradtape.nanquantile(gradtape.constant([4.0, np.nan, 1.0, 3.0]), 0.5)
-        Tensor(3., dtype=float64)
-    """
-    if out is not None or weights is not None or (interpolation or method) != "linear":
-        raise TypeError("nanquantile: gradtape supports method='linear' without out= or weights=")
-    return _nanquantile("nanquantile", a, q, axis, keepdims)
-
-
-@implements(np.nanpercentile)
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                  weights=None, interpolation=None):
-    """The q-th percentiles of the non-NaN values (q in [0, 100]), as numpy.nanpercentile.
-
-    Example::
-
-        >>> gradtape.nanpercentile(gradtape.constant([4.0, np.nan, 1.0, 3.0]), 50)
-        Tensor(3., dtype=float64)
-    """
-    if out is not None or weights is not None or (interpolation or method) != "linear":
-        raise TypeError("nanpercentile: gradtape supports method='linear' without out= or weights=")
-    return _nanquantile("nanpercentile", a, np.asarray(q, dtype=np.float64) / 100.0, axis, keepdims)
-
-
-@implements(np.nanmedian)
-def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The median of the non-NaN values, as numpy.nanmedian.
-
-    Example::
-
-        >>> gradtape.nanmedian(gradtape.constant([4.0, np.nan, 1.0]))
-        Tensor(2.5, dtype=float64)
-    """
-    if out is not None:
-        raise TypeError("nanmedian: out= is not supported (tensors are immutable)")
-    return _nanquantile("nanmedian", a, 0.5, axis, keepdims)

@@ -8,17 +8,17 @@ get no gradient.
 
 On concrete values (eager, on the tape) argsort is NumPy's stable sort,
 O(n log n), and the permutation is a constant of the recorded gather. In a
-staged function the values are abstract, and the permutation is computed
-by the program: each element's rank counts the elements that sort before
-it (comparisons and a sum, O(n^2) work and memory along the sorted axis,
-which compiles natively and batches); NaN sorts last and ties keep their
-order, as in NumPy's stable sort. Sort long axes eagerly, or outside the
-staged function.
+staged function the values are abstract, and the permutation is the
+`argsort` op (ir/ops/sort.py), which native code computes in O(n log n)
+per row (codegen/sort.py) and which batches; NaN sorts last and ties keep
+their order, as in NumPy's stable sort.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..ir.ops.sort import argsort_p
+from ..tracer.dispatch import bind
 from ..tracer.errors import ConcretizationError
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -38,21 +38,6 @@ def _no_order(name, order):
 def _sorts_before(b, a):
     """b sorts strictly before a: b < a, with NaN after every number."""
     return ew.logical_or(ew.less(b, a), ew.logical_and(ew.not_equal(a, a), ew.equal(b, b)))
-
-
-def _traced_argsort(x):
-    """The stable argsort of x along its last axis, from comparisons (x is abstract)."""
-    n = x.shape[-1]
-    a = reshape(x, x.shape + (1,))          # element i, along axis -2
-    b = reshape(x, x.shape[:-1] + (1, n))    # element j, along axis -1
-    earlier = np.tri(n, n, -1, dtype=bool)   # j < i
-    tie = ew.logical_not(ew.logical_or(_sorts_before(b, a), _sorts_before(a, b)))
-    before = ew.logical_or(_sorts_before(b, a), ew.logical_and(tie, earlier))
-    rank = reductions.sum(before, axis=-1)   # rank[i]: where element i goes
-    # perm[k] = the i of rank k
-    hit = ew.equal(reshape(rank, rank.shape + (1,)), np.arange(n, dtype=rank.dtype))
-    at = ew.where(hit, np.arange(n, dtype=rank.dtype).reshape(n, 1), np.zeros((), rank.dtype))
-    return reductions.sum(at, axis=-2)
 
 
 @implements(np.argsort)
@@ -81,7 +66,10 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         return Tensor(np.argsort(a.numpy(), axis=axis, kind="stable").astype(np.int64))
     if a.shape[axis] == 0:
         return Tensor(np.zeros(a.shape, np.int64))
-    return moveaxis(_traced_argsort(moveaxis(a, axis, -1)), -1, axis)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"argsort: cannot sort a tensor of dtype {a.dtype} (shape {a.shape}); "
+                        "gradtape sorts bool, integer and real floating-point tensors")
+    return bind(argsort_p, a, axis=axis)
 
 
 @implements(np.sort)

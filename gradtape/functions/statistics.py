@@ -1,26 +1,15 @@
-"""Statistics with NumPy's signatures: nansum, nanmean, average, ptp, median,
-quantile, percentile.
+"""Statistics with NumPy's signatures: the nan* reductions, average and ptp.
 
 All are compositions of existing ops (so they batch, compile natively and
-differentiate to every order). Order statistics (median, quantile) need a
-sort, and there is no sort op: the rank of each element in its group is
-counted with comparisons (rank_i = #{j: x_j < x_i} + #{j < i: x_j == x_i},
-ties broken by position as a stable sort does), and the k-th smallest is
-the element whose rank is k. That costs O(n^2) comparisons per group of n
-(fused into the counting loops, so it is fast for the groups of up to a few
-thousand elements statistics usually see; a native sort would be
-O(n log n)). The derivative flows to the selected elements only, weighted as
-the interpolation weights them; a tie sends it to one of the tied elements.
-A group containing NaN gives NaN, as in NumPy.
+differentiate to every order). The order statistics (median, quantile,
+percentile and their nan* forms) are in quantiles.py.
 """
 from __future__ import annotations
 
-import builtins
 
 import numpy as np
 
 from ..ir.ops import elementwise as ew_ops
-from ..ir.ops.layout import transpose_p
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -29,10 +18,10 @@ from . import reductions as red
 from ._promote import as_tensor, convert, normalize_axis, promote
 from .reductions import _no_out, _reshape
 from .scans import cumprod, cumsum
-from .shape import broadcast_to, stack
+from .shape import broadcast_to
 
 __all__ = ["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nanvar", "nanstd", "nancumsum",
-           "nancumprod", "average", "ptp", "median", "quantile", "percentile"]
+           "nancumprod", "average", "ptp"]
 
 _NO_VALUE = np._NoValue
 
@@ -333,206 +322,3 @@ def ptp(a, axis=None, out=None, keepdims=False):
     _no_out("ptp", out)
     a = as_tensor(a)
     return ew.subtract(red.max(a, axis, keepdims=keepdims), red.min(a, axis, keepdims=keepdims))
-
-
-# --- order statistics -------------------------------------------------------------------
-
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-def _groups(name, a, axis):
-    """a with the reduced axes moved last and merged: (kept..., n), plus the reduced
-    result's shape with and without keepdims."""
-    a = as_tensor(a)
-    if a.dtype.kind != "f":
-        a = convert(a, np.float64)
-    axes = normalize_axis(name, axis, a.ndim)
-    kept = tuple(i for i in range(a.ndim) if i not in axes)
-    n = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
-    if n == 0:
-        raise ValueError(f"{name}: cannot take it over an empty group (a has shape {a.shape})")
-    perm = kept + axes
-    moved = a if perm == tuple(range(a.ndim)) else bind(transpose_p, a, perm=perm)
-    batch = tuple(a.shape[i] for i in kept)
-    keep_shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
-    return _reshape(moved, batch + (n,)), batch, keep_shape
-
-
-def _ranks(x):
-    """The stable-sort position of each element of x along its last axis (as x's dtype)."""
-    n = x.shape[-1]
-    xi = _reshape(x, x.shape + (1,))  # [..., i, 1]
-    xj = _reshape(x, x.shape[:-1] + (1, n))  # [..., 1, j]
-    before = np.tri(n, n, -1, dtype=np.bool_)  # before[i, j]: j < i
-    smaller = ew.logical_or(ew.less(xj, xi), ew.logical_and(ew.equal(xj, xi), before))
-    return red.sum(ew.cast(smaller, x.dtype), axis=-1)
-
-
-class _Selector:
-    """The k-th smallest element of each group of x (rows along the last axis)."""
-
-    def __init__(self, x):
-        self.x = x
-        self.ranks = _ranks(x)
-        self.zero = x.dtype.type(0)
-        self.cache = {}
-
-    def __call__(self, k: int):
-        if k not in self.cache:
-            chosen = ew.equal(self.ranks, self.x.dtype.type(k))
-            self.cache[k] = red.sum(ew.where(chosen, self.x, self.zero), axis=-1)
-        return self.cache[k]
-
-
-def _lerp(lo, hi, t: float):
-    """NumPy's linear interpolation between lo and hi (it works from the nearer end)."""
-    if t == 0.0:
-        return lo
-    step = ew.subtract(hi, lo)
-    if t >= 0.5:
-        return ew.subtract(hi, ew.multiply(step, lo.dtype.type(1.0 - t)))
-    return ew.add(lo, ew.multiply(step, lo.dtype.type(t)))
-
-
-def _order_statistic(select, n, q, method):
-    v = (n - 1) * q
-    lo = int(np.floor(v))
-    hi = builtins.min(lo + 1, n - 1)
-    if method == "lower":
-        return select(lo)
-    if method == "higher":
-        return select(int(np.ceil(v)))
-    if method == "nearest":
-        return select(int(np.around(v)))
-    if method == "midpoint":
-        return select(lo) if v == lo else _lerp(select(lo), select(hi), 0.5)
-    return _lerp(select(lo), select(hi), float(v - lo))
-
-
-def _with_nan_groups(x, out):
-    """out, with NaN for the groups of x that contain a NaN (as NumPy's median)."""
-    has_nan = ew.greater(red.sum(ew.cast(_isnan(x), x.dtype), axis=-1), x.dtype.type(0))
-    return ew.where(has_nan, x.dtype.type(np.nan), out)
-
-
-def _quantile(name, a, q, axis, method, keepdims):
-    if isinstance(q, Tensor):
-        raise TypeError(
-            f"{name}: q must be numbers, not a Tensor (gradtape does not differentiate with "
-            "respect to q); pass q.numpy() if it is a constant"
-        )
-    if method not in _METHODS:
-        raise ValueError(f"{name}: method={method!r} is not supported; use one of {_METHODS}")
-    q = np.asanyarray(q, dtype=np.float64)
-    if not (np.all(q >= 0) and np.all(q <= 1)):
-        raise ValueError(f"{name}: quantiles must be in the range [0, 1], got {q}")
-    x, batch, keep_shape = _groups(name, a, axis)
-    n = x.shape[-1]
-    select = _Selector(x)
-    results = [_with_nan_groups(x, _order_statistic(select, n, float(qi), method))
-               for qi in q.reshape(-1)]
-    shape = keep_shape if keepdims else batch
-    results = [_reshape(r, shape) for r in results]
-    if q.ndim == 0:
-        return results[0]
-    return _reshape(stack(results), q.shape + shape)
-
-
-def _no_overwrite(name, overwrite_input, weights=None):
-    if weights is not None:
-        raise NotImplementedError(f"{name}: weights= is not supported")
-    # overwrite_input only allows NumPy to reuse the input's memory: nothing to do.
-    del overwrite_input
-
-
-@implements(np.quantile)
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False, *, weights=None, interpolation=None):
-    """The q-th quantiles over the given axes, as numpy.quantile.
-
-    Differentiable with respect to `a` through the elements each quantile is
-    interpolated from (see the module docstring for the cost: O(n^2) per group).
-
-    Args:
-      a: a Tensor or array-like (integers give float64).
-      q: a number or array of numbers in [0, 1] (not a Tensor).
-      axis: None (all axes), an int or a tuple of ints.
-      method: "linear" (NumPy's default), "lower", "higher", "midpoint" or "nearest".
-      keepdims: keep the reduced axes with length 1.
-      interpolation: NumPy's old name for method.
-
-    Returns:
-      A Tensor of shape q.shape + the reduced shape; NaN for groups with a NaN.
-
-    Raises:
-      ValueError: q is outside [0, 1], an unknown method, or an empty group.
-      TypeError: q is a Tensor.
-
-    Example::
-
-        >>> gradtape.quantile(gradtape.constant([4.0, 1.0, 3.0, 2.0]), [0.25, 0.5])
-        Tensor([1.75, 2.5 ], dtype=float64)
-    """
-    _no_out("quantile", out)
-    _no_overwrite("quantile", overwrite_input, weights)
-    method = interpolation if interpolation is not None else method
-    return _quantile("quantile", a, q, axis, method, keepdims)
-
-
-@implements(np.percentile)
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False, *, weights=None, interpolation=None):
-    """The q-th percentiles (q in [0, 100]) over the given axes, as numpy.percentile.
-
-    Args and Returns: as `quantile`, with q in percent.
-
-    Raises:
-      ValueError: q is outside [0, 100], an unknown method, or an empty group.
-
-    Example::
-
-        >>> gradtape.percentile(gradtape.constant([4.0, 1.0, 3.0, 2.0]), 50)
-        Tensor(2.5, dtype=float64)
-    """
-    _no_out("percentile", out)
-    _no_overwrite("percentile", overwrite_input, weights)
-    method = interpolation if interpolation is not None else method
-    if isinstance(q, Tensor):
-        return _quantile("percentile", a, q, axis, method, keepdims)  # raises
-    q = np.true_divide(np.asanyarray(q, dtype=np.float64), 100)
-    if not (np.all(q >= 0) and np.all(q <= 1)):
-        raise ValueError(f"percentile: percentiles must be in the range [0, 100], got {q * 100}")
-    return _quantile("percentile", a, q, axis, method, keepdims)
-
-
-@implements(np.median)
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The median over the given axes, as numpy.median (the mean of the two middle
-    elements of an even group).
-
-    Args:
-      a: a Tensor or array-like (integers give float64).
-      axis: None (all axes), an int or a tuple of ints.
-      keepdims: keep the reduced axes with length 1.
-
-    Returns:
-      A floating-point Tensor; NaN for groups with a NaN.
-
-    Raises:
-      ValueError: an empty group.
-
-    Example::
-
-        >>> gradtape.median(gradtape.constant([[4.0, 1.0], [3.0, 2.0]]), axis=0)
-        Tensor([3.5, 1.5], dtype=float64)
-    """
-    _no_out("median", out)
-    _no_overwrite("median", overwrite_input)
-    x, batch, keep_shape = _groups("median", a, axis)
-    n = x.shape[-1]
-    select = _Selector(x)
-    if n % 2:
-        out = select(n // 2)
-    else:
-        out = ew.multiply(ew.add(select(n // 2 - 1), select(n // 2)), x.dtype.type(0.5))
-    return _reshape(_with_nan_groups(x, out), keep_shape if keepdims else batch)

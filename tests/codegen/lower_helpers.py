@@ -9,6 +9,7 @@ import numpy as np
 import gradtape as gt
 from gradtape import ir
 from gradtape.codegen.lowering import lower_function
+from gradtape.runtime.cache_key import cache_key
 
 from .jit_helper import jit
 
@@ -20,8 +21,12 @@ _compiled: dict = {}
 
 
 def compiled(fn: ir.Function, *, assembly: bool = False):
-    """The JIT-compiled fn, once per Function text (tests share compiles)."""
-    key = (str(fn), assembly)
+    """The JIT-compiled fn, once per Function (tests share compiles).
+
+    Keyed like the runtime's compile cache: the text, plus the bytes of array
+    literals, which the text shows only as their type (two quantile methods
+    differ only in a constant table)."""
+    key = (cache_key(fn), assembly)
     j = _compiled.get(key)
     if j is None:
         j = _compiled[key] = jit(lower_function(fn, "f"), assembly=assembly)

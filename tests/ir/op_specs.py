@@ -45,7 +45,7 @@ def all_specs() -> list:
                    specs_reduce, specs_shape)
     from . import specs_numpy_more
     from . import specs_statistics
-    from . import specs_division, specs_linalg, specs_special
+    from . import specs_division, specs_linalg, specs_special, specs_sort
 
     return (
         specs_elementwise.SPECS
@@ -60,4 +60,5 @@ def all_specs() -> list:
         + specs_division.SPECS
         + specs_special.SPECS
         + specs_linalg.SPECS
+        + specs_sort.SPECS
     )

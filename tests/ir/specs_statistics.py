@@ -34,7 +34,7 @@ def _spec(name, fn, makers, ops, numpy_fn, **kw):
 
 _SCAN = ("slice", "pad", "add")
 _PROD_SCAN = ("slice", "pad", "mul")
-_RANK = ("lt", "eq", "logical_and", "logical_or", "cast", "reduce_sum", "where", "ne")
+_RANK = ("argsort", "gather", "ne", "where")
 
 SPECS = [
     # --- scans -----------------------------------------------------------------------

@@ -28,7 +28,7 @@ from .batching_oracle import B, check_every_subset, check_vmap, stacked_inputs
 from .op_specs import all_specs
 
 LAYOUT_OPS = {"broadcast_to", "reshape", "transpose", "slice", "unslice", "gather",
-              "concatenate", "pad", "neg", "stop_gradient", "argmax", "argmin"}
+              "concatenate", "pad", "neg", "stop_gradient", "argmax", "argmin", "argsort"}
 
 
 # --- every op spec, every subset of inputs ------------------------------------------------

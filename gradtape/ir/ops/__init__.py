@@ -9,6 +9,7 @@ from .special import *  # noqa: F401,F403
 from .random_bits import *  # noqa: F401,F403
 from .layout import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
+from .sort import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .contract import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
