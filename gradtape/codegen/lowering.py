@@ -39,6 +39,7 @@ from .dynamic_arena import arena_offset, dynamic_arena_plan, refuse_subfunction
 from .emitter import Emitter
 from .fusion import plan_storage
 from .math import MATH_FUNCTIONS, Polynomial, libraries_and_externals, outline_polynomials
+from .math_loops import hint_math_loops
 from .nodes import Buffer, Const, View, literal_node
 from .parallel import split_for_threads
 from .rowblock import block_matvec_pairs
@@ -89,6 +90,7 @@ def lower_function(fn, name: str = "gradtape_fn", *, dynamic: bool = False) -> L
     if _polynomial_uses(plan.fn) > OUTLINE_MATH_AFTER:
         outline_polynomials(module)
     plan.emit(module, name)
+    hint_math_loops(module)  # chains of math calls: wider and interleaved vectors (math_loops.py)
     libraries, math_externals = libraries_and_externals(module)
     return Lowered(
         module=module,

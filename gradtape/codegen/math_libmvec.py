@@ -31,8 +31,9 @@ is called: correct, but scalarized by the backend into libm calls.
 The ymm variants are offered only when the target CPU (codegen.cpu,
 GRADTAPE_CPU) has AVX2 and FMA: compiled for a CPU without AVX, a
 <4 x double> argument would not travel in one ymm register as `_ZGVdN4v_*`
-expects. No variant is offered for a target that is not x86-64 (the
-`_ZGVb`/`_ZGVd` names are the x86-64 vector ABI).
+expects; likewise the zmm variants (`_ZGVeN8v_*`) only when it has
+AVX-512F. No variant is offered for a target that is not x86-64 (the
+`_ZGVb`/`_ZGVd`/`_ZGVe` names are the x86-64 vector ABI).
 """
 from __future__ import annotations
 
@@ -46,9 +47,11 @@ from .math_ir import type_suffix
 
 LIBMVEC = "libmvec.so.1"
 
-# x86-64 vector ABI ISA letter -> (lanes of f64, needs AVX2). 'b' is SSE
-# (xmm), 'd' is AVX2 (ymm); float variants have twice the lanes.
-_ISAS = {"b": (2, False), "d": (4, True)}
+# x86-64 vector ABI ISA letter -> (lanes of f64, target features it needs).
+# 'b' is SSE (xmm), 'd' is AVX2 (ymm), 'e' is AVX-512 (zmm); float variants
+# have twice the lanes. The loop vectorizer picks the width (LLVM keeps to
+# 256 bits on most AVX-512 CPUs unless a loop asks for more: math_loops.py).
+_ISAS = {"b": (2, ()), "d": (4, ("avx2", "fma")), "e": (8, ("avx512f",))}
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,10 +61,6 @@ def _libmvec_handle():
         return ctypes.CDLL(LIBMVEC)
     except OSError:
         return None
-
-
-def _target_has_avx2() -> bool:
-    return target_cpu.current().has("avx2", "fma")
 
 
 def libmvec_available() -> bool:
@@ -75,8 +74,8 @@ def _vector_variants(base: str, arity: int, suffix: str):
     if handle is None or not target_cpu.current().is_x86:
         return []
     out = []
-    for isa, (lanes64, needs_avx2) in _ISAS.items():
-        if needs_avx2 and not _target_has_avx2():
+    for isa, (lanes64, features) in _ISAS.items():
+        if not target_cpu.current().has(*features):
             continue
         lanes = lanes64 if suffix == "f64" else 2 * lanes64
         name = f"_ZGV{isa}N{lanes}{'v' * arity}_{base}{'' if suffix == 'f64' else 'f'}"
