@@ -83,10 +83,10 @@ def emit_sub(k, sub, what: str) -> llir.Function:
 
 
 class Branch(Step):
-    """dest = branches[clamp(index)](operands), by a native jump to the chosen branch's call."""
+    """dests = branches[clamp(index)](operands), by a native jump to the chosen branch's call."""
 
-    def __init__(self, dest: View, index, operands, subs, arena: View):
-        self.dest, self.index, self.operands, self.subs, self.arena = dest, index, operands, subs, arena
+    def __init__(self, dests, index, operands, subs, arena: View):
+        self.dests, self.index, self.operands, self.subs, self.arena = dests, index, operands, subs, arena
 
     def reads(self):
         out = set(self.index.buffers())
@@ -95,7 +95,7 @@ class Branch(Step):
         return out
 
     def writes(self):
-        return {self.dest.buffer, self.arena.buffer}
+        return {d.buffer for d in self.dests} | {self.arena.buffer}
 
     def emit(self, k):
         b = k.b
@@ -104,7 +104,7 @@ class Branch(Step):
         i = b.select(b.icmp_signed("<", i, k.i64(0)), k.i64(0), i)
         i = b.select(b.icmp_signed(">", i, last), last, i)
         pointers = [data_pointer(k, v) for v in self.operands]
-        pointers += [data_pointer(k, self.dest), data_pointer(k, self.arena)]
+        pointers += [data_pointer(k, d) for d in self.dests] + [data_pointer(k, self.arena)]
         args = args_array(k, pointers)
         fns = [emit_sub(k, sub, "branch") for sub in self.subs]
         blocks = [b.append_basic_block(f"branch{n}") for n in range(len(fns))]
@@ -122,21 +122,22 @@ class Branch(Step):
 def lower_checkpoint(ctx, eqn, *xs):
     """A checkpoint is a branch that is always taken: its intermediates live in the
     sub-Function's arena during the call only."""
-    return _branch(ctx, eqn, Const(TensorType((), np.int32), 0), [eqn.params["fn"]], xs)
+    return _branch(ctx, eqn, Const(TensorType((), np.int32), 0), [eqn.params["fn"]], xs)[0]
 
 
 def lower_cond(ctx, eqn, index, *xs):
+    """Every output of the cond, written by the one branch taken."""
     return _branch(ctx, eqn, index, eqn.params["branches"], xs)
 
 
-def _branch(ctx, eqn, index, branches, xs):
+def _branch(ctx, eqn, index, branches, xs) -> tuple:
     subs = [ctx.plan_subfunction(fn) for fn in branches]
     for sub in subs:
         ctx.externals.update(sub.externals)
     operands = [in_memory(ctx, x) for x in xs]
-    dest = ctx.dest(eqn.out)
-    ctx.add(Branch(dest, index, operands, subs, scratch(ctx, subs)))
-    return dest
+    dests = tuple(ctx.dest(v) for v in eqn.outvars)
+    ctx.add(Branch(dests, index, operands, subs, scratch(ctx, subs)))
+    return dests
 
 
 class Loop(Step):

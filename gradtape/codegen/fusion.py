@@ -47,6 +47,13 @@ def plan_storage(fn) -> set:
     for eqn in reversed(fn.eqns):
         v = eqn.out
         rule = RULES.get(eqn.op)
+        if len(eqn.outvars) > 1:  # an equation of several results (a cond, a loop) stores them all
+            for w in eqn.outvars:
+                uses.pop(w, None)
+            stored.update(eqn.outvars)
+            if rule is not None:
+                _record_operand_uses(eqn, rule, (v, True, v.type.size), uses)
+            continue
         v_uses = uses.pop(v, [])
         if v in outputs or rule is None or not rule.fusable or not v_uses:
             stored.add(v)

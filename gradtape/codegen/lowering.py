@@ -30,6 +30,7 @@ import llvmlite.ir as ir
 
 from ..ir import Literal, Var
 from ..ir.inline_calls import inline_calls
+from ..ir.op import multiple_results
 from ..ir.passes import dce
 from .lowered import Lowered, LoweringError, Unsupported
 from .arena import plan_arena
@@ -177,6 +178,9 @@ def _build(fn, stored, dynamic: bool = False) -> BuildContext:
             raise
         except Exception as e:
             raise LoweringError(f"code generation failed on `{eqn}`: {type(e).__name__}: {e}") from e
+        if len(eqn.outvars) > 1 or eqn.op in multiple_results:  # a rule of several results: one node each
+            nodes.update(zip(eqn.outvars, node))
+            continue
         v = eqn.out
         d = 1 + max((depth.get(a, 0) for a in eqn.inputs if isinstance(a, Var)), default=0)
         if rule.fusable and (v in stored or d > MAX_INLINE_DEPTH):

@@ -128,7 +128,7 @@ def _check_scalar(construct, arg, x, kinds, what):
 
 
 def _staged(construct, named_branches, index, operands):
-    """Trace each branch on the operands' types; emit one cond equation per output leaf."""
+    """Trace each branch on the operands' types; emit one cond equation with an output per leaf."""
     sig = describe(operands, frozenset(), construct)
     n = len(sig.types)
     traced = [trace_call(f, operands, sig, f"{construct} {name}") for name, f in named_branches]
@@ -144,11 +144,8 @@ def _staged(construct, named_branches, index, operands):
     atoms += captured
     if index.dtype != INDEX_DTYPE:
         atoms[0] = builder.bind(ir.all_ops["cast"], [atoms[0]], {"dtype": INDEX_DTYPE})
-    outs = []
-    for j in range(len(fns[0].outvars)):
-        branches = tuple(ir.select_outputs(fn, [j]) for fn in fns)
-        outs.append(Tensor(sym=ir.Sym(builder.bind(cond_p, atoms, {"branches": branches}), builder)))
-    return tree.unflatten(traced[0].out_skeleton, outs)
+    outs = builder.bind(cond_p, atoms, {"branches": tuple(fns)})  # one equation, every output leaf
+    return tree.unflatten(traced[0].out_skeleton, [Tensor(sym=ir.Sym(v, builder)) for v in outs])
 
 
 def _atom(x, dtype):

@@ -19,7 +19,7 @@ from . import config
 from .builder import Builder, Sym
 from .core import Function, Var
 from .errors import IRError
-from .op import rule, vjp_rules
+from .op import multiple_results, rule, vjp_rules
 from .ops.elementwise import logical_and, logical_not, logical_or, where, where_p
 from .ops.layout import broadcast_to, unbroadcast
 from .passes import dce
@@ -101,6 +101,16 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
             m = None
             params = {k: p for k, p in eqn.params.items() if k != "out"}
             in_cts = group_vjp_rules[eqn.op](group_cts, *ins, **params)
+        elif eqn.op in multiple_results:
+            # One rule for all the equation's outputs: the cotangent of each (None for none).
+            if not any(v in cts for v in eqn.outvars):
+                continue
+            m = None
+            for v in eqn.outvars:
+                masks.pop(v, None)
+            outs_cts = tuple(cts.pop(v, None) for v in eqn.outvars)
+            in_cts = rule(vjp_rules, eqn.op, "VJP")(outs_cts, tuple(Sym(v, b) for v in eqn.outvars), *ins,
+                                                    **eqn.params)
         else:
             if out not in cts:
                 continue

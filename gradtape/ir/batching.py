@@ -23,7 +23,7 @@ from . import config
 from .builder import Builder, Sym
 from .core import Function, Literal
 from .errors import IRError, ShapeError
-from .op import batching_rules, rule
+from .op import batching_rules, multiple_results, rule
 from .ops.layout import broadcast_to, reshape, transpose
 from .passes import dce
 from .verify import verify
@@ -104,14 +104,17 @@ def vmap(
             continue
         ins = [batched[a] if f else Sym(a, b) for a, f in zip(eqn.inputs, flags)]
         out = rule(batching_rules, eqn.op, "batching")(axis_size, ins, flags, **eqn.params)
-        want = eqn.out.type.with_shape((axis_size,) + eqn.out.type.shape)
-        if not isinstance(out, Sym) or out.type != want:
-            got = out.type if isinstance(out, Sym) else repr(out)
-            raise IRError(
-                f"batching rule of '{eqn.op.name}' returned {got} for an output of type "
-                f"{eqn.out.type} batched to {want} (operands batched: {flags})"
-            )
-        batched[eqn.out] = out
+        # An op of several results returns one batched Sym per output.
+        several = eqn.op in multiple_results
+        for v, o in zip(eqn.outvars, out if several else (out,)):
+            want = v.type.with_shape((axis_size,) + v.type.shape)
+            if not isinstance(o, Sym) or o.type != want:
+                got = o.type if isinstance(o, Sym) else repr(o)
+                raise IRError(
+                    f"batching rule of '{eqn.op.name}' returned {got} for an output of type "
+                    f"{v.type} batched to {want} (operands batched: {flags})"
+                )
+            batched[v] = o
 
     outvars = []
     for j, (v, k) in enumerate(zip(fn.outvars, out_axes)):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .core import Eqn, Function, Literal, Var
 from .errors import IRError
-from .op import impls, rule, shape_rules
+from .op import impls, multiple_results, rule, shape_rules
 
 
 _serials = itertools.count()
@@ -48,9 +48,14 @@ class Builder:
     def literal(self, value, dtype=None) -> "Sym":
         return Sym(Literal(value, dtype), self)
 
-    def bind(self, op, atoms, params) -> Var:
-        """Append `out = op[params] atoms`, typing `out` with the op's shape rule."""
+    def bind(self, op, atoms, params):
+        """Append `out = op[params] atoms`, typing `out` with the op's shape rule: the Var, or
+        for an op of several results (op.multiple_results) the tuple of its Vars."""
         out_type = rule(shape_rules, op, "shape")(*[a.type for a in atoms], **params)
+        if op in multiple_results:
+            outs = tuple(Var(t) for t in out_type)
+            self.eqns.append(Eqn(op, atoms, params, outs))
+            return outs
         out = Var(out_type)
         self.eqns.append(Eqn(op, atoms, params, (out,)))
         return out
@@ -117,7 +122,8 @@ class Sym:
 
 
 def bind(op, *args, **params) -> Sym:
-    """Emit `op` applied to Syms (and Python scalars) into their Builder."""
+    """Emit `op` applied to Syms (and Python scalars) into their Builder (a tuple of Syms for
+    an op of several results)."""
     builder = None
     dtype = None
     for a in args:  # Python scalars take the dtype of a floating Sym if any
@@ -137,6 +143,8 @@ def bind(op, *args, **params) -> Sym:
             atoms.append(a)
         else:
             atoms.append(Literal(a, dtype))
+    if op in multiple_results:
+        return tuple(Sym(v, builder) for v in builder.bind(op, atoms, params))
     if all(isinstance(a, Literal) and a.value.ndim == 0 for a in atoms):
         out_type = shape_rules[op](*[a.type for a in atoms], **params)
         if out_type.shape == ():  # fold scalar constants; never materialize arrays

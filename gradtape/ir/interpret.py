@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Function, Literal
+from .core import Eqn, Function, Literal, Var
 from .errors import IRError
-from .op import impls, rule
+from .op import all_ops, impls, multiple_results, rule
 from .result_groups import all_results, evaluate
 
 
@@ -38,6 +38,13 @@ def _run(fn, env, read, bind, check_types):
     groups: dict = {}  # a loop's results, computed once for all its equations (result_groups.py)
     for eqn in fn.eqns:
         vals = [read(a) for a in eqn.inputs]
+        if eqn.op in multiple_results:
+            outs = _several(eqn, vals, bind)
+            if check_types and bind is None:
+                for v, o in zip(eqn.outvars, outs):
+                    _check_type(eqn, o, v)
+            env.update(zip(eqn.outvars, outs))
+            continue
         if bind is not None:
             out = bind(eqn.op, *vals, **eqn.params)
         elif eqn.op in all_results:
@@ -52,8 +59,27 @@ def _run(fn, env, read, bind, check_types):
     return [read(a) for a in fn.outvars]
 
 
-def _check_type(eqn, out):
-    want = eqn.outvars[0].type
+def _several(eqn, vals, bind) -> list:
+    """The values of an equation of several results (op.multiple_results), computed once; with
+    `bind` (values are Tensors), each through a `call` of a Function holding just the equation
+    (what a tape records has one output per equation)."""
+    if bind is None:
+        return [np.asarray(o) for o in rule(impls, eqn.op, "reference")(*vals, **eqn.params)]
+    call_p = all_ops["call"]  # declared by ir/ops/call.py, which imports this module
+    alone = [Var(a.type) for a in eqn.inputs]
+    ins = list(alone)
+    literal = [i for i, a in enumerate(eqn.inputs) if type(a) is Literal]
+    for i in literal:
+        ins[i] = eqn.inputs[i]
+    keep = [v for i, v in enumerate(alone) if i not in literal]
+    vals = [x for i, x in enumerate(vals) if i not in literal]
+    outs = [Var(v.type) for v in eqn.outvars]
+    inner = Eqn(eqn.op, ins, eqn.params, outs)
+    return [bind(call_p, *vals, fn=Function(keep, [inner], [o])) for o in outs]
+
+
+def _check_type(eqn, out, var=None):
+    want = (var if var is not None else eqn.outvars[0]).type
     if out.shape != want.shape or out.dtype != want.dtype:
         raise IRError(
             f"reference implementation of '{eqn.op.name}' returned "

@@ -118,6 +118,10 @@ vjp_rules: dict = {}
 jvp_rules: dict = {}
 batching_rules: dict = {}
 all_ops: dict = {}
+# Ops whose equations have several outputs (a cond of several results, one equation):
+# the shape rule returns a tuple of types, the reference a list of values, and the
+# derivative and batching rules take and return one entry per output (see core.py).
+multiple_results: set = set()
 
 
 def new_op(

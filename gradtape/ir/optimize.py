@@ -20,7 +20,7 @@ import numpy as np
 
 from . import config
 from .core import Eqn, Function, Literal, Var
-from .op import impls
+from .op import impls, multiple_results
 from .ops.contract import contract_p, parse_spec
 from .ops.elementwise import cast_p, eq_p, neg_p, pow_p
 from .ops.layout import broadcast_to_p, reshape_p, transpose_p
@@ -38,7 +38,8 @@ def _rewrite(fn: Function, replacement) -> Function:
 
     `replacement(eqn)` sees each equation with its inputs already substituted
     and returns None (keep it), another Eqn defining the same output (keep
-    that one instead), or an atom to stand for the output (drop the equation).
+    that one instead), or an atom to stand for the output (drop the equation);
+    for an equation of several outputs, a tuple of atoms, one per output.
     """
     subst = {}
     eqns = []
@@ -54,6 +55,8 @@ def _rewrite(fn: Function, replacement) -> Function:
         elif type(new) is Eqn:
             eqns.append(new)
             changed = True
+        elif type(new) is tuple:
+            subst.update(zip(eqn.outvars, new))
         else:
             subst[eqn.outvars[0]] = new
     if not subst:
@@ -90,6 +93,8 @@ def fold_constants(fn: Function) -> Function:
         return a if a.value.ndim == 0 else None
 
     def fold(eqn):
+        if eqn.op in multiple_results:
+            return None
         out = eqn.outvars[0]
         ins = eqn.inputs
         if eqn.op is broadcast_to_p and _scalar_literal(ins[0]):
@@ -198,6 +203,8 @@ def simplify(fn: Function) -> Function:
         return None
 
     def rewrite(eqn):
+        if eqn.op in multiple_results:
+            return None
         if eqn.op is broadcast_to_p and _scalar_literal(eqn.inputs[0]):
             splat_of[eqn.outvars[0]] = eqn.inputs[0]
         new = unsplat(eqn) if eqn.op.elementwise else eqn
@@ -298,8 +305,8 @@ def cse(fn: Function) -> Function:
         if key is None:
             return None
         first = seen.get(key)
-        if first is None:
-            seen[key] = eqn.outvars[0]
+        if first is None:  # the whole equation: all its outputs stand for a later twin's
+            seen[key] = eqn.outvars[0] if len(eqn.outvars) == 1 and eqn.op not in multiple_results else eqn.outvars
         return first
 
     return _rewrite(fn, reuse)

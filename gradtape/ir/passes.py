@@ -5,15 +5,23 @@ turning already-computed values into inputs.
 """
 from __future__ import annotations
 
-from .core import Function, Var
+from .core import Eqn, Function, Var
+
+# op -> prune(eqn, used) -> the params of eqn computing only its outputs `used` (indices, in
+# order): an equation of several results (a cond) whose unread outputs DCE drops.
+prune_rules: dict = {}
 
 
 def dce(fn: Function) -> Function:
-    """Drop equations whose outputs nothing needs (every op is pure)."""
+    """Drop equations whose outputs nothing needs (every op is pure), and the unread outputs
+    of an equation of several results whose op can drop them (`prune_rules`)."""
     live = {v for v in fn.outvars if isinstance(v, Var)}
     kept = []
     for eqn in reversed(fn.eqns):
         if any(v in live for v in eqn.outvars):
+            if len(eqn.outvars) > 1 and eqn.op in prune_rules and not all(v in live for v in eqn.outvars):
+                used = [j for j, v in enumerate(eqn.outvars) if v in live]
+                eqn = Eqn(eqn.op, eqn.inputs, prune_rules[eqn.op](eqn, used), [eqn.outvars[j] for j in used])
             kept.append(eqn)
             live.update(a for a in eqn.inputs if isinstance(a, Var))
     kept.reverse()

@@ -77,7 +77,7 @@ def eqn_to_text(eqn, namer: _Namer | None = None) -> str:
     if eqn.params:
         items = ",".join(f"{k}={param_text(v)}" for k, v in sorted(eqn.params.items()))
         params = f"[{items}]"
-    outs = " ".join(namer.define(v) for v in eqn.outvars)
+    outs = ", ".join(namer.define(v) for v in eqn.outvars)
     return f"{outs} = {eqn.op.name}{params} {ins}".rstrip()
 
 

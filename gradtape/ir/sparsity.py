@@ -350,8 +350,12 @@ def _call(eqn, pats, consts):
 
 def _dense(eqn, pats, consts):
     """No rule: every output element depends on everything its operands depend on."""
+    return _dense_of(eqn.out.type.size, pats)
+
+
+def _dense_of(m: int, pats):
+    """An m-element output depending on every column the operand patterns `pats` hold."""
     cols = _sorted_unique(np.concatenate([p.indices for p in pats if p is not None]))
-    m = eqn.out.type.size
     n_cols = next(p for p in pats if p is not None).shape[1]
     return Pattern(np.arange(m + 1, dtype=np.int64) * len(cols), np.tile(cols, m), (m, n_cols))
 
@@ -380,6 +384,13 @@ def _propagate(fn: Function, pats, consts) -> list:
     pattern = {v: p for v, p in zip(fn.invars, pats) if p is not None}
     const = {v: c for v, c in zip(fn.invars, consts) if c is not None}
     for eqn in fn.eqns:
+        if len(eqn.outvars) > 1:  # several results (a cond): each dense in what the operands depend on
+            ins_p = [pattern.get(a) if isinstance(a, Var) else None for a in eqn.inputs]
+            if any(p is not None for p in ins_p) and eqn.op.differentiable:
+                for v in eqn.outvars:
+                    if v.type.is_float:
+                        pattern[v] = _dense_of(v.type.size, ins_p)
+            continue
         out = eqn.outvars[0]
         ins_c = [a.value if type(a) is Literal else const.get(a) for a in eqn.inputs]
         if all(c is not None for c in ins_c):

@@ -13,7 +13,7 @@ from .adjoint import zeros
 from .builder import Builder, Sym
 from .core import Function, Var
 from .errors import IRError
-from .op import jvp_rules, rule
+from .op import jvp_rules, multiple_results, rule
 from .passes import dce
 from .verify import verify
 
@@ -34,6 +34,14 @@ def jvp(fn: Function, wrt) -> tuple[Function, tuple]:
         ts = tuple(tangents.get(a) if isinstance(a, Var) else None for a in eqn.inputs)
         if all(t is None for t in ts) or not eqn.op.differentiable:
             continue
+        if eqn.op in multiple_results:  # one rule, one tangent (or None) per output
+            outs = tuple(Sym(v, b) for v in eqn.outvars)
+            ins = [Sym(a, b) for a in eqn.inputs]
+            for v, t in zip(eqn.outvars, rule(jvp_rules, eqn.op, "JVP")(ts, outs, *ins, **eqn.params)):
+                if t is not None and v.type.is_float:
+                    _check_tangent(eqn, v, t)
+                    tangents[v] = t
+            continue
         out = eqn.outvars[0]
         if not out.type.is_float:
             continue
@@ -41,11 +49,7 @@ def jvp(fn: Function, wrt) -> tuple[Function, tuple]:
         t = rule(jvp_rules, eqn.op, "JVP")(ts, Sym(out, b), *ins, **eqn.params)
         if t is None:
             continue
-        if t.type != out.type:
-            raise IRError(
-                f"JVP rule of '{eqn.op.name}' returned a tangent of type {t.type} "
-                f"for an output of type {out.type}"
-            )
+        _check_tangent(eqn, out, t)
         tangents[out] = t
     outs, connected = [], []
     for v in fn.outvars:
@@ -56,3 +60,11 @@ def jvp(fn: Function, wrt) -> tuple[Function, tuple]:
     if config.checks:
         verify(joint)
     return joint, tuple(connected)
+
+
+def _check_tangent(eqn, out, t):
+    if t.type != out.type:
+        raise IRError(
+            f"JVP rule of '{eqn.op.name}' returned a tangent of type {t.type} "
+            f"for an output of type {out.type}"
+        )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .core import Function, Literal, Var
 from .errors import VerifyError
-from .op import shape_rules
+from .op import multiple_results, shape_rules
 from .printer import _Namer, eqn_to_text
 
 
@@ -52,10 +52,12 @@ def verify(fn: Function) -> Function:
             want = rule(*[a.type for a in eqn.inputs], **eqn.params)
         except Exception as err:  # the shape rule's own message says what is wrong
             fail(i, f"'{eqn.op.name}' is ill-typed: {err}")
-        if len(eqn.outvars) != 1 or eqn.outvars[0].type != want:
-            got = ", ".join(str(v.type) for v in eqn.outvars)
+        types = tuple(v.type for v in eqn.outvars)
+        if types != (tuple(want) if eqn.op in multiple_results else (want,)):
+            got = ", ".join(map(str, types))
             fail(i, f"'{eqn.op.name}' declares output type {got}, its shape rule gives {want}")
-        define(eqn.outvars[0], i)
+        for v in eqn.outvars:
+            define(v, i)
     for v in fn.outvars:
         if isinstance(v, Var) and v not in defined:
             raise VerifyError(f"an output of the Function is never defined: {v!r}")

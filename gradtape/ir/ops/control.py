@@ -1,19 +1,23 @@
-"""`cond`: an equation whose params hold one sub-Function per branch.
+"""`cond`: one equation whose params hold one sub-Function per branch.
 
-`cond[branches=(F0, F1, ...)] i xs...` evaluates the single-output
-Function F_i on xs, with the int32 scalar i clamped to [0, len(branches) - 1]
-(as JAX's switch does). gt.cond(pred, t, f) is branches=(f, t) indexed by
-pred. A construct with several outputs is one equation per output leaf,
-each with branches that keep only what that output needs (as `call` does).
+`cond[branches=(F0, F1, ...)] i xs...` evaluates the Function F_i on xs,
+with the int32 scalar i clamped to [0, len(branches) - 1] (as JAX's switch
+does), and has one output per output of the branches (an op of several
+results, ir/op.py `multiple_results`): a construct with several output
+leaves is one equation, whose chosen branch runs once for all of them.
+gt.cond(pred, t, f) is branches=(f, t) indexed by pred.
 
-    { a:i32[] b:f64[3] . c:f64[3] = cond[branches=({ x . y = sin x -> y }, { x . y = cos x -> y })] a b -> c }
+    { a:i32[] b:f64[3] . c:f64[3], d:f64[] = cond[branches=({ x . y = sin x ; z = sum y -> (y, z) },
+                                                   { x . y = cos x ; z = sum y -> (y, z) })] a b -> (c, d) }
 
 Derivatives are conds of the branches' derivatives, so higher orders need
-nothing more: the JVP of a cond is a cond of the branches' JVPs, the
-cotangent of operand k is a cond of the branches' VJPs (each branch
-recomputes the forward values its backward needs). Batching with an
-unbatched index is a cond of the batched branches; a batched index
-computes every branch and selects per batch element, as JAX does.
+nothing more: the JVP of a cond is one cond of the branches' JVPs giving
+every output's tangent; the cotangents of all operands are one cond of the
+branches' VJPs (each branch recomputes the forward values its backward
+needs), reading the cotangents of the outputs that have one. Batching with
+an unbatched index is a cond of the batched branches; a batched index
+computes every branch and selects per batch element, as JAX does. The DCE
+pass drops the outputs nobody reads from the branches (`prune`).
 """
 from __future__ import annotations
 
@@ -28,17 +32,18 @@ from ..core import Function
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
-from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ..passes import select_outputs
+from ..op import batching_rules, impls, jvp_rules, multiple_results, new_op, shape_rules, vjp_rules
+from ..passes import prune_rules, select_outputs
 from ..tangent import jvp
 from ..types import TensorType
-from .call import _batched_fn, _jvp_part, _vjp_parts, call
+from .call import _batched_fn, _jvp_part, _vjp_parts
 from .elementwise import cast, eq, maximum, minimum, where
 from .layout import broadcast_to, reshape
 
 __all__ = ["cond_p", "cond", "clamp_index", "checkpoint_p", "checkpoint"]
 
 cond_p = new_op("cond", elementwise=False, can_fail_on_values=False, runs_code=True)
+multiple_results.add(cond_p)
 
 INDEX_DTYPE = np.dtype(np.int32)
 
@@ -50,18 +55,17 @@ def _shape(index, *types, branches):
         raise ShapeError(f"cond: the branch index must be an int32 scalar, got {index}")
     out = None
     for k, fn in enumerate(branches):
-        if len(fn.outvars) != 1:
-            raise ShapeError(f"cond: branch {k} must have one output, it has {len(fn.outvars)}")
         want = fn.in_types
         if tuple(types) != want:
             got = ", ".join(map(str, types))
             raise ShapeError(f"cond: operands ({got}) do not match branch {k}'s inputs {want}")
-        t = fn.out_types[0]
+        t = fn.out_types
         if out is None:
             out = t
         elif t != out:
-            raise ShapeError(f"cond: branch {k} returns {t} but branch 0 returns {out}")
-    return out
+            raise ShapeError(f"cond: branch {k} returns {', '.join(map(str, t))} but branch 0 returns "
+                             f"{', '.join(map(str, out))}")
+    return tuple(out)
 
 
 def clamp_index(i, n: int) -> int:
@@ -70,44 +74,51 @@ def clamp_index(i, n: int) -> int:
 
 
 def _impl(index, *xs, branches):
-    return eval_function(branches[clamp_index(index, len(branches))], list(xs))[0]
-
-
-def _zeros_function(in_types, out_type) -> Function:
-    b = Builder()
-    ins = [b.input(t) for t in in_types]
-    return b.build(ins, [zeros(b, out_type)])
+    return eval_function(branches[clamp_index(index, len(branches))], list(xs))
 
 
 @functools.lru_cache(maxsize=1024)
-def _vjp_branches(branches, k: int):
-    """Per branch, (xs..., ct) -> the cotangent of operand k (zeros where the branch ignores it)."""
+def _vjp_branches(branches, have: tuple, wrt: tuple):
+    """Per branch, (xs..., the cotangents of the outputs `have`) -> the cotangents of the
+    operands `wrt` (explicit zeros where the branch ignores one)."""
     out = []
     for fn in branches:
-        joint, connected = vjp(fn, [k])
-        part = select_outputs(joint, [1]) if connected[0] else None
-        out.append(part or _zeros_function(fn.in_types + fn.out_types, fn.in_types[k]))
+        part = select_outputs(fn, list(have))
+        joint, _ = vjp(part, list(wrt))
+        out.append(select_outputs(joint, list(range(len(have), len(have) + len(wrt)))))
     return tuple(out)
 
 
 @functools.lru_cache(maxsize=1024)
 def _jvp_branches(branches):
-    """Per branch, (xs..., tangent per float operand) -> the output tangent; and those operands."""
+    """Per branch, (xs..., tangent per float operand) -> the tangents of the float outputs;
+    those operands and outputs."""
     wrt = tuple(i for i, t in enumerate(branches[0].in_types) if t.is_float)
-    return tuple(select_outputs(jvp(fn, wrt)[0], [1]) for fn in branches), wrt
+    n = len(branches[0].outvars)
+    floats = tuple(j for j, t in enumerate(branches[0].out_types) if t.is_float)
+    return tuple(select_outputs(jvp(fn, wrt)[0], [n + j for j in floats]) for fn in branches), wrt, floats
 
 
-def _vjp(ct, out, index, *xs, branches):
-    cts = [None]
-    for k, x in enumerate(xs):
-        cts.append(cond(index, _vjp_branches(branches, k), *xs, ct) if x.type.is_float else None)
-    return tuple(cts)
+def _vjp(cts, outs, index, *xs, branches):
+    have = tuple(j for j, c in enumerate(cts) if c is not None)
+    wrt = tuple(k for k, x in enumerate(xs) if x.type.is_float)
+    result = [None] * (1 + len(xs))
+    if have and wrt:
+        grads = cond(index, _vjp_branches(branches, have, wrt), *xs, *[cts[j] for j in have])
+        for k, g in zip(wrt, grads):
+            result[1 + k] = g
+    return tuple(result)
 
 
-def _jvp(ts, out, index, *xs, branches):
-    parts, wrt = _jvp_branches(branches)
-    tangents = [ts[1 + i] if ts[1 + i] is not None else zeros(out.builder, xs[i].type) for i in wrt]
-    return cond(index, parts, *xs, *tangents)
+def _jvp(ts, outs, index, *xs, branches):
+    parts, wrt, floats = _jvp_branches(branches)
+    if not floats:
+        return (None,) * len(outs)
+    tangents = [ts[1 + i] if ts[1 + i] is not None else zeros(outs[0].builder, xs[i].type) for i in wrt]
+    result = [None] * len(outs)
+    for j, t in zip(floats, cond(index, parts, *xs, *tangents)):
+        result[j] = t
+    return tuple(result)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -121,17 +132,24 @@ def _batch(axis_size, ins, batched, *, branches):
     if not batched[0]:
         return cond(index, fns, *xs)
     # A batched index: every branch runs on the whole batch, each element keeps its own.
-    # Branches of no operands (a call needs one) are inlined: their vmap returns whole batches.
     b = index.builder
-    outs = [call(fn, *xs) if xs else Sym(inline(fn, b, [])[0], b) for fn in fns]
+    outs = [[Sym(a, b) for a in inline(fn, b, [x.atom for x in xs])] for fn in fns]
     n = len(branches)
     clamped = minimum(maximum(index, 0), n - 1)
-    shape = outs[0].shape
-    lanes = broadcast_to(reshape(clamped, (axis_size,) + (1,) * (len(shape) - 1)), shape)
-    result = outs[-1]
-    for k in range(n - 2, -1, -1):
-        result = where(eq(lanes, k), outs[k], result)
-    return result
+    results = []
+    for j in range(len(outs[0])):
+        shape = outs[0][j].shape
+        lanes = broadcast_to(reshape(clamped, (axis_size,) + (1,) * (len(shape) - 1)), shape)
+        result = outs[-1][j]
+        for k in range(n - 2, -1, -1):
+            result = where(eq(lanes, k), outs[k][j], result)
+        results.append(result)
+    return tuple(results)
+
+
+def _prune(eqn, used):
+    """eqn computing only the outputs `used` (indices): its branches keep what those need."""
+    return {"branches": tuple(select_outputs(fn, list(used)) for fn in eqn.params["branches"])}
 
 
 shape_rules[cond_p] = _shape
@@ -139,10 +157,11 @@ impls[cond_p] = _impl
 vjp_rules[cond_p] = _vjp
 jvp_rules[cond_p] = _jvp
 batching_rules[cond_p] = _batch
+prune_rules[cond_p] = _prune
 
 
-def cond(index: Sym, branches: tuple, *xs: Sym) -> Sym:
-    """Emit `cond[branches] index xs` (index an int32 scalar Sym, branches single-output Functions)."""
+def cond(index: Sym, branches: tuple, *xs: Sym) -> tuple:
+    """Emit `cond[branches] index xs` (index an int32 scalar Sym): one Sym per branch output."""
     if index.dtype != INDEX_DTYPE:
         index = cast(index, INDEX_DTYPE)
     return bind(cond_p, index, *xs, branches=tuple(branches))
