@@ -125,7 +125,8 @@ def layout(fn, name: str, title: str) -> Panel:
         node = Node(f"{name}-e{k}", "eqn", e.op.name, str(e.out.type), text, roots[ks[0]], e.out in outputs, note)
         nodes.append(node)
         eqn_nodes.append(node)
-        by_var[e.out] = node
+        for w in e.outvars:  # an equation of several results (a loop) is one node for all of them
+            by_var[w] = node
     edges = []
     for e in fn.eqns:
         for a in dict.fromkeys(a for a in e.inputs if isinstance(a, Var)):

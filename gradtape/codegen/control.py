@@ -17,11 +17,10 @@ into the arena and one native loop calling the body once per step:
     cur = init; for i in 0..n-1 (or n-1..0): body(cur, xs[i], consts) -> next, ys[i]; cur = next
 
 with the step's slice of each xs and of the stacked output written in
-place (pointer + i * slice size); ys no equation returns go to a
-one-slice scratch. The final carries the equations return are copied out.
-A loop with several results is several equations alike but for `out`
-(ir/result_groups.py): the first of them lowers the loop once, writing
-every result the Function uses, and the others read those buffers.
+place (pointer + i * slice size); ys the equation does not return (the
+DCE pass dropped them) go to a one-slice scratch. The final carries are
+copied out. A loop with several results is one equation (ir/op.py
+`multiple_results`): lowered once, it writes every output.
 
 A `while` equation is the same loop with a test before each step: the
 condition's sub-Function writes a bool into a one-byte scratch, and the
@@ -37,7 +36,6 @@ import llvmlite.ir as llir
 import numpy as np
 
 from ..ir import TensorType
-from ..ir.result_groups import group_key, groups
 from .dtypes import I8
 from .nodes import Const, View
 from .steps import Fill, Step
@@ -187,25 +185,8 @@ class Loop(Step):
         k.loop(self.length, step)
 
 
-def group_results(ctx, eqn):
-    """{out: Var} of the results of eqn's group that ctx's Function uses, or None when this
-    group is lowered already; its first equation lowers the loop once for all of them."""
-    key = group_key(eqn)
-    done = ctx.__dict__.setdefault("lowered_groups", {})
-    if key in done:
-        return None
-    found = ctx.__dict__.get("result_groups")
-    if found is None:
-        found = ctx.result_groups = groups(ctx.function.eqns)
-    done[key] = True
-    return found[key]
-
-
 def lower_scan(ctx, eqn, *operands):
-    """The loop of eqn's group, once: its first equation writes every result the group uses."""
-    wanted = group_results(ctx, eqn)
-    if wanted is None:
-        return ctx.group_values[eqn.out]
+    """The loop, once, writing every output of the equation."""
     p = eqn.params
     body, n_carry, n_xs = p["body"], p["n_carry"], p["n_xs"]
     sub = ctx.plan_subfunction(body)
@@ -214,21 +195,17 @@ def lower_scan(ctx, eqn, *operands):
     nxt = [ctx.arena(t) for t in body.in_types[:n_carry]]
     xs = [in_memory(ctx, x) for x in operands[n_carry:n_carry + n_xs]]
     consts = [in_memory(ctx, x) for x in operands[n_carry + n_xs:]]
-    dests = {j: ctx.dest(v) for j, v in wanted.items()}
-    ys = [(dests[j], True) if j in dests else (ctx.arena(t), False)
-          for j, t in enumerate(body.out_types[n_carry:], n_carry)]
+    dests = [ctx.dest(v) for v in eqn.outvars]
+    ys = [(d, True) for d in dests[n_carry:]]
     ctx.add(Loop(sub, p["length"], p["reverse"], cur, nxt, xs, consts, ys, scratch(ctx, [sub])))
-    return _carries_out(ctx, eqn, wanted, dests, cur)
+    return _carries_out(ctx, dests, cur)
 
 
-def _carries_out(ctx, eqn, wanted, dests, cur):
-    """Copy the final carries the group uses out of the loop's buffers; eqn's own value."""
-    for j, dest in dests.items():
-        if j < len(cur):
-            ctx.add(Fill(dest, cur[j]))
-    values = ctx.__dict__.setdefault("group_values", {})
-    values.update((v, dests[j]) for j, v in wanted.items())
-    return dests[eqn.params["out"]]
+def _carries_out(ctx, dests, cur) -> tuple:
+    """Copy the final carries out of the loop's buffers; the equation's outputs."""
+    for dest, c in zip(dests, cur):
+        ctx.add(Fill(dest, c))
+    return tuple(dests)
 
 
 class WhileLoop(Step):
@@ -274,9 +251,6 @@ class WhileLoop(Step):
 
 
 def lower_while(ctx, eqn, *operands):
-    wanted = group_results(ctx, eqn)
-    if wanted is None:
-        return ctx.group_values[eqn.out]
     p = eqn.params
     n_carry = p["n_carry"]
     cond, body = ctx.plan_subfunction(p["cond"]), ctx.plan_subfunction(p["body"])
@@ -287,5 +261,4 @@ def lower_while(ctx, eqn, *operands):
     consts = [in_memory(ctx, x) for x in operands[n_carry:]]
     flag = ctx.arena(TensorType((), np.bool_))
     ctx.add(WhileLoop(cond, body, cur, nxt, consts, flag, scratch(ctx, [cond, body])))
-    dests = {j: ctx.dest(v) for j, v in wanted.items()}
-    return _carries_out(ctx, eqn, wanted, dests, cur)
+    return _carries_out(ctx, [ctx.dest(v) for v in eqn.outvars], cur)

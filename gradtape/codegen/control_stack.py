@@ -22,7 +22,7 @@ import numpy as np
 
 from ..ir import TensorType
 from ..ir.ops.while_vjp import float_positions, step_vjp
-from .control import args_array, data_pointer, emit_sub, group_results, in_memory, scratch
+from .control import args_array, data_pointer, emit_sub, in_memory, scratch
 from .dtypes import I8
 from .steps import Fill, Step
 
@@ -152,10 +152,7 @@ def _libc(module, name, ret, args):
 
 
 def lower_while_vjp(ctx, eqn, *operands):
-    """One forward-and-backward loop pair for eqn's group, writing every cotangent it uses."""
-    wanted = group_results(ctx, eqn)
-    if wanted is None:
-        return ctx.group_values[eqn.out]
+    """One forward-and-backward loop pair, writing every cotangent (output) of the equation."""
     p = eqn.params
     n_carry, body_fn = p["n_carry"], p["body"]
     n_in = len(body_fn.invars)
@@ -175,9 +172,7 @@ def lower_while_vjp(ctx, eqn, *operands):
     flag = ctx.arena(TensorType((), np.bool_))
     ctx.add(StackedWhileVJP(cond, body, back, cur, nxt, consts, flag, ct, ct_next, acc, acc_next,
                             scratch(ctx, [cond, body, back])))
-    results = ct + acc
-    dests = {j: ctx.dest(v) for j, v in wanted.items()}
-    for j, dest in dests.items():
-        ctx.add(Fill(dest, results[j]))
-    ctx.__dict__.setdefault("group_values", {}).update((v, dests[j]) for j, v in wanted.items())
-    return dests[p["out"]]
+    dests = tuple(ctx.dest(v) for v in eqn.outvars)
+    for dest, result in zip(dests, ct + acc):
+        ctx.add(Fill(dest, result))
+    return dests

@@ -158,7 +158,6 @@ def _check_supported(fn):
 def _build(fn, stored, dynamic: bool = False) -> BuildContext:
     ctx = BuildContext(len(fn.invars) + dynamic, fn.out_types)  # dynamic: the sizes vector follows the inputs
     ctx.plan_subfunction = refuse_subfunction if dynamic else SubFunction  # control flow (codegen/control.py)
-    ctx.function = fn  # control flow lowers a loop's several result equations as one loop
     nodes: dict = {v: View(Buffer(v.type, "arg", i)) for i, v in enumerate(fn.invars)}
     for i, v in enumerate(fn.outvars):
         if isinstance(v, Var) and v not in nodes and v not in ctx.outputs:

@@ -422,10 +422,8 @@ def _scan_staged(f, init, xs, n, reverse, construct="scan", fname="f"):
     leaves = init_leaves + x_leaves
     builder = current_builder(leaves)
     atoms = [_atom(x, t.dtype) for x, t in zip(leaves, sig.types)] + list(traced.captured)
-    outs = []
-    for j in range(len(traced.fn.outvars)):
-        params = {"body": traced.fn, "length": n, "reverse": bool(reverse), "n_carry": nc, "n_xs": nx, "out": j}
-        outs.append(Tensor(sym=ir.Sym(builder.bind(scan_p, atoms, params), builder)))
+    params = {"body": traced.fn, "length": n, "reverse": bool(reverse), "n_carry": nc, "n_xs": nx}
+    outs = [Tensor(sym=ir.Sym(v, builder)) for v in builder.bind(scan_p, atoms, params)]  # one equation
     carry = tree.unflatten(carry_skel, outs[:nc])
     return carry, (None if y_is_none[0] else tree.unflatten(y_skel, outs[nc:]))
 
@@ -490,10 +488,8 @@ def while_loop(cond_fun, body_fun, init_val):
         raise TypeError(f"while_loop: cond_fun must return a boolean scalar, got {cond.outvars[0].type}")
     builder = current_builder(leaves)
     atoms = [_atom(x, t.dtype) for x, t in zip(leaves, types)] + captured
-    outs = []
-    for j in range(nc):
-        params = {"cond": cond, "body": body, "n_carry": nc, "out": j}
-        outs.append(Tensor(sym=ir.Sym(builder.bind(while_p, atoms, params), builder)))
+    params = {"cond": cond, "body": body, "n_carry": nc}
+    outs = [Tensor(sym=ir.Sym(v, builder)) for v in builder.bind(while_p, atoms, params)]  # one equation
     return tree.unflatten(traced_body.out_skeleton, outs)
 
 

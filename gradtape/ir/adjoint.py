@@ -23,7 +23,6 @@ from .op import multiple_results, rule, vjp_rules
 from .ops.elementwise import logical_and, logical_not, logical_or, where, where_p
 from .ops.layout import broadcast_to, unbroadcast
 from .passes import dce
-from .result_groups import group_key, group_vjp_rules, groups
 from .verify import verify
 
 
@@ -77,31 +76,10 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
         if isinstance(ov, Var) and ov in active:
             accumulate(ov, Sym(ct, b), None)
 
-    # A loop's result equations get one backward pass (result_groups.py), built at the
-    # group's first equation, when the cotangents of all its results are complete.
-    first_of = {}
-    for eqn in fn.eqns:
-        if eqn.op in group_vjp_rules:
-            first_of.setdefault(group_key(eqn), eqn)
-    members = groups(e for e in fn.eqns if e.op in group_vjp_rules)
-
     for eqn in reversed(fn.eqns):
-        out = eqn.outvars[0]
+        out = eqn.outvars[0] if eqn.outvars else None
         ins = [Sym(a, b) for a in eqn.inputs]
-        if eqn.op in group_vjp_rules:
-            key = group_key(eqn)
-            if first_of[key] is not eqn:
-                continue
-            outs = {j: v for j, v in members[key].items() if v in cts}
-            if not outs:
-                continue
-            group_cts = {j: cts.pop(v) for j, v in outs.items()}
-            for v in outs.values():
-                masks.pop(v)
-            m = None
-            params = {k: p for k, p in eqn.params.items() if k != "out"}
-            in_cts = group_vjp_rules[eqn.op](group_cts, *ins, **params)
-        elif eqn.op in multiple_results:
+        if eqn.op in multiple_results:
             # One rule for all the equation's outputs: the cotangent of each (None for none).
             if not any(v in cts for v in eqn.outvars):
                 continue

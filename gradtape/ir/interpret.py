@@ -12,7 +12,6 @@ import numpy as np
 from .core import Eqn, Function, Literal, Var
 from .errors import IRError
 from .op import all_ops, impls, multiple_results, rule
-from .result_groups import all_results, evaluate
 
 
 def eval_function(fn: Function, args, *, bind=None, check_types: bool = False) -> list:
@@ -35,7 +34,6 @@ def eval_function(fn: Function, args, *, bind=None, check_types: bool = False) -
 
 
 def _run(fn, env, read, bind, check_types):
-    groups: dict = {}  # a loop's results, computed once for all its equations (result_groups.py)
     for eqn in fn.eqns:
         vals = [read(a) for a in eqn.inputs]
         if eqn.op in multiple_results:
@@ -47,10 +45,6 @@ def _run(fn, env, read, bind, check_types):
             continue
         if bind is not None:
             out = bind(eqn.op, *vals, **eqn.params)
-        elif eqn.op in all_results:
-            out = np.asarray(evaluate(eqn, vals, groups))
-            if check_types:
-                _check_type(eqn, out)
         else:
             out = np.asarray(rule(impls, eqn.op, "reference")(*vals, **eqn.params))
             if check_types:

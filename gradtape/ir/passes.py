@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from .core import Eqn, Function, Var
 
-# op -> prune(eqn, used) -> the params of eqn computing only its outputs `used` (indices, in
-# order): an equation of several results (a cond) whose unread outputs DCE drops.
+# op -> prune(eqn, used) -> (params, kept): the params of eqn computing only its outputs
+# `kept` (indices, in order, including every index of `used`, the outputs read): an equation
+# of several results (a cond, a scan's stacked outputs) whose unread outputs DCE drops.
 prune_rules: dict = {}
 
 
@@ -21,7 +22,9 @@ def dce(fn: Function) -> Function:
         if any(v in live for v in eqn.outvars):
             if len(eqn.outvars) > 1 and eqn.op in prune_rules and not all(v in live for v in eqn.outvars):
                 used = [j for j, v in enumerate(eqn.outvars) if v in live]
-                eqn = Eqn(eqn.op, eqn.inputs, prune_rules[eqn.op](eqn, used), [eqn.outvars[j] for j in used])
+                params, outs = prune_rules[eqn.op](eqn, used)
+                if len(outs) < len(eqn.outvars):
+                    eqn = Eqn(eqn.op, eqn.inputs, params, [eqn.outvars[j] for j in outs])
             kept.append(eqn)
             live.update(a for a in eqn.inputs if isinstance(a, Var))
     kept.reverse()

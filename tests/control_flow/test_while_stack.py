@@ -9,7 +9,7 @@ from gradtape import ir
 from gradtape.codegen.control_stack import StackedWhileVJP
 from gradtape.codegen.lowering import SubFunction
 from gradtape.ir.ops.while_vjp import while_vjp_p
-from gradtape.ir.result_groups import all_results
+from gradtape.ir.op import impls
 from gradtape.runtime import compile_function
 from gradtape.testing import check_grads
 
@@ -75,12 +75,12 @@ def test_one_stack_loop_for_all_carries_and_constants():
     x, w = np.array([0.3, -0.2]), np.array([1.1, 0.7])
     joint, _ = ir.vjp(gt.make_ir(f, x, w), [0, 1])
     runs = []
-    inner = all_results[while_vjp_p]
-    all_results[while_vjp_p] = lambda *a, **p: runs.append(1) or inner(*a, **p)
+    inner = impls[while_vjp_p]
+    impls[while_vjp_p] = lambda *a, **p: runs.append(1) or inner(*a, **p)
     try:
         got = ir.eval_function(joint, [x, w, np.float64(1.0)])
     finally:
-        all_results[while_vjp_p] = inner
+        impls[while_vjp_p] = inner
     assert len(runs) == 1                       # cotangents of a, b and w: one forward-backward pair
     assert sum(isinstance(s, StackedWhileVJP) for s in SubFunction(joint).ctx.steps) == 1
     native = compile_function(joint)(x, w, np.float64(1.0))

@@ -149,7 +149,7 @@ def _batch(axis_size, ins, batched, *, branches):
 
 def _prune(eqn, used):
     """eqn computing only the outputs `used` (indices): its branches keep what those need."""
-    return {"branches": tuple(select_outputs(fn, list(used)) for fn in eqn.params["branches"])}
+    return {"branches": tuple(select_outputs(fn, list(used)) for fn in eqn.params["branches"])}, used
 
 
 shape_rules[cond_p] = _shape

@@ -1,15 +1,15 @@
 """`scan`: a loop as one equation whose params hold the loop body, a sub-Function.
 
-    scan[body=F, length=n, reverse=r, n_carry=c, n_xs=m, out=j] carries... xs... consts...
+    finals..., stacked... = scan[body=F, length=n, reverse=r, n_carry=c, n_xs=m] carries... xs... consts...
 
 runs `carries, y = F(carries, xs[i], consts)` for i in 0..n-1 (n-1..0 when
 reversed), each xs operand having a leading axis of length n. F returns
-the c new carries followed by the per-step outputs ys; the equation's
-value is F's output j: the final carry j (j < c) or output j stacked over
-the steps (j >= c). A loop with several results is one equation per
-result, all alike but for `out`: the interpreter and code generation run
-such a group as one loop (ir/result_groups.py). gt.scan and gt.fori_loop
-emit it.
+the c new carries followed by the per-step outputs ys; the equation has
+one output per output of F (an op of several results, ir/op.py
+`multiple_results`): the final carries, then each y stacked over the
+steps. So a loop with several results is one equation, run once, printed
+once. The DCE pass drops the stacked ys nobody reads from the body
+(`prune`). gt.scan and gt.fori_loop emit it.
 
 Derivatives are scans again, so higher orders need nothing more:
 
@@ -36,8 +36,8 @@ from ..core import Function
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
-from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ..result_groups import all_results, group_vjp_rules
+from ..op import batching_rules, impls, jvp_rules, multiple_results, new_op, shape_rules, vjp_rules
+from ..passes import prune_rules, select_outputs
 from ..tangent import jvp
 from ..types import TensorType
 from .layout import broadcast_batched
@@ -45,6 +45,7 @@ from .layout import broadcast_batched
 __all__ = ["scan_p", "scan"]
 
 scan_p = new_op("scan", elementwise=False, can_fail_on_values=False, runs_code=True)
+multiple_results.add(scan_p)
 
 
 def _split(seq, n_carry, n_xs):
@@ -56,7 +57,7 @@ def stacked(t: TensorType, length: int) -> TensorType:
     return TensorType((length,) + tuple(t.shape), t.dtype)
 
 
-def _shape(*types, body, length, reverse, n_carry, n_xs, out):
+def _shape(*types, body, length, reverse, n_carry, n_xs):
     ins = body.in_types
     if len(types) != len(ins):
         raise ShapeError(f"scan: the body takes {len(ins)} inputs, the equation has {len(types)} operands")
@@ -73,9 +74,7 @@ def _shape(*types, body, length, reverse, n_carry, n_xs, out):
     for k in range(n_carry):
         if body.out_types[k] != ins[k]:
             raise ShapeError(f"scan: the body changes carry {k} from {ins[k]} to {body.out_types[k]}")
-    if not 0 <= out < len(body.outvars):
-        raise ShapeError(f"scan: out={out} but the body has {len(body.outvars)} outputs")
-    return ins[out] if out < n_carry else stacked(body.out_types[out], length)
+    return tuple(ins[:n_carry]) + tuple(stacked(t, length) for t in body.out_types[n_carry:])
 
 
 def _all_results(*operands, body, length, reverse, n_carry, n_xs):
@@ -88,10 +87,6 @@ def _all_results(*operands, body, length, reverse, n_carry, n_xs):
         for y, r in zip(ys, results[n_carry:]):
             y[i] = r
     return [np.asarray(c) for c in carries] + ys
-
-
-def _impl(*operands, out, **params):
-    return _all_results(*operands, **params)[out]
 
 
 def _floats(types, indices):
@@ -119,21 +114,27 @@ def _jvp_body(body, n_carry: int, n_xs: int):
     return Function(invars, joint.eqns, outvars), fc, fx, fk, fy
 
 
-def _jvp(ts, out_sym, *operands, body, length, reverse, n_carry, n_xs, out):
-    if not body.out_types[out].is_float:
-        return None
+def _jvp(ts, outs, *operands, body, length, reverse, n_carry, n_xs):
+    """Every output's tangent, from one scan of the body's JVP."""
     fn, fc, fx, fk, fy = _jvp_body(body, n_carry, n_xs)
-    b = out_sym.builder
+    if not fc and not fy:
+        return (None,) * len(outs)
+    b = outs[0].builder
 
     def tangent(i):
         return ts[i] if ts[i] is not None else zeros(b, operands[i].type)
 
     carries, xs, consts = _split(operands, n_carry, n_xs)
     n_y = len(body.outvars) - n_carry
-    new_out = n_carry + fc.index(out) if out < n_carry else n_carry + len(fc) + n_y + fy.index(out)
-    return scan(fn, length, reverse, n_carry + len(fc), n_xs + len(fx), new_out,
-                *carries, *[tangent(k) for k in fc], *xs, *[tangent(i) for i in fx],
-                *consts, *[tangent(i) for i in fk])
+    results = scan(fn, length, reverse, n_carry + len(fc), n_xs + len(fx),
+                   *carries, *[tangent(k) for k in fc], *xs, *[tangent(i) for i in fx],
+                   *consts, *[tangent(i) for i in fk])
+    tangents = [None] * len(outs)
+    for n, k in enumerate(fc):
+        tangents[k] = results[n_carry + n]
+    for n, j in enumerate(fy):
+        tangents[j] = results[n_carry + len(fc) + n_y + n]
+    return tuple(tangents)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -179,36 +180,29 @@ def _vjp_body(body, n_carry: int, n_xs: int):
     return fn, fc, fx, fk, fy
 
 
-def _group_vjp(cts, *operands, body, length, reverse, n_carry, n_xs):
-    """The cotangents of the operands given those of the loop's results ({out: Sym}): one
-    loop stacking the residuals and one backward loop, however many results have one."""
+def _vjp(cts, outs, *operands, body, length, reverse, n_carry, n_xs):
+    """The cotangents of the operands given those of the loop's outputs (None for none): one
+    loop stacking the residuals and one backward loop."""
     fn, fc, fx, fk, fy = _vjp_body(body, n_carry, n_xs)
     b = operands[0].builder
     carries, xs, consts = _split(operands, n_carry, n_xs)
     n_out = len(body.outvars)
     aug = _residual_body(body, n_carry)
-    residuals = [scan(aug, length, reverse, n_carry, n_xs, n_out + k, *operands) for k in range(n_carry)]
-    ct_c = [cts[k] if k in cts else zeros(b, carries[k].type) for k in fc]
-    ct_ys = [cts[j] if j in cts else zeros(b, stacked(body.out_types[j], length)) for j in fy]
+    residuals = scan(aug, length, reverse, n_carry, n_xs, *operands)[n_out:n_out + n_carry]
+    ct_c = [cts[k] if cts[k] is not None else zeros(b, carries[k].type) for k in fc]
+    ct_ys = [cts[j] if cts[j] is not None else zeros(b, stacked(body.out_types[j], length)) for j in fy]
     acc = [zeros(b, consts[i - n_carry - n_xs].type) for i in fk]
     bwd = (*ct_c, *acc, *residuals, *xs, *ct_ys, *consts)
     n_bc, n_bx = len(fc) + len(fk), n_carry + n_xs + len(fy)
-
-    def backward(j):
-        return scan(fn, length, not reverse, n_bc, n_bx, j, *bwd)
-
+    back = scan(fn, length, not reverse, n_bc, n_bx, *bwd)
     out = [None] * len(operands)
     for k in fc:
-        out[k] = backward(fc.index(k))
+        out[k] = back[fc.index(k)]
     for i in fk:
-        out[i] = backward(len(fc) + fk.index(i))
+        out[i] = back[len(fc) + fk.index(i)]
     for i in fx:
-        out[i] = backward(n_bc + fx.index(i))
+        out[i] = back[n_bc + fx.index(i)]
     return tuple(out)
-
-
-def _vjp(ct, out_sym, *operands, out, **params):
-    return _group_vjp({out: ct}, *operands, **params)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -216,27 +210,33 @@ def _batched_body(body, in_axes: tuple, axis_size: int):
     return vmap(body, list(in_axes), axis_size, 0)
 
 
-def _batch(axis_size, ins, batched, *, body, length, reverse, n_carry, n_xs, out):
+def _batch(axis_size, ins, batched, *, body, length, reverse, n_carry, n_xs):
     carries, xs, consts = _split(ins, n_carry, n_xs)
     _, xb, kb = _split(batched, n_carry, n_xs)
     carries = [c if bd else broadcast_batched(c, axis_size) for c, bd in zip(carries, batched)]
     xs = [move_axis(x, 0, 1) if bd else x for x, bd in zip(xs, xb)]
     in_axes = (0,) * n_carry + tuple(0 if bd else None for bd in xb) + tuple(0 if bd else None for bd in kb)
     fn = _batched_body(body, in_axes, axis_size)
-    r = scan(fn, length, reverse, n_carry, n_xs, out, *carries, *xs, *consts)
-    return r if out < n_carry else move_axis(r, 1, 0)
+    r = scan(fn, length, reverse, n_carry, n_xs, *carries, *xs, *consts)
+    return tuple(r[:n_carry]) + tuple(move_axis(y, 1, 0) for y in r[n_carry:])
+
+
+def _prune(eqn, used):
+    """eqn with only the stacked ys in `used` (every final carry stays: the loop needs them)."""
+    n_carry = eqn.params["n_carry"]
+    kept = list(range(n_carry)) + [j for j in used if j >= n_carry]
+    return dict(eqn.params, body=select_outputs(eqn.params["body"], kept)), kept
 
 
 shape_rules[scan_p] = _shape
-impls[scan_p] = _impl
-all_results[scan_p] = _all_results
-group_vjp_rules[scan_p] = _group_vjp
+impls[scan_p] = _all_results
+prune_rules[scan_p] = _prune
 vjp_rules[scan_p] = _vjp
 jvp_rules[scan_p] = _jvp
 batching_rules[scan_p] = _batch
 
 
-def scan(body, length: int, reverse: bool, n_carry: int, n_xs: int, out: int, *operands: Sym) -> Sym:
-    """Emit `scan[...] operands` (see the module docstring)."""
+def scan(body, length: int, reverse: bool, n_carry: int, n_xs: int, *operands: Sym) -> tuple:
+    """Emit `scan[...] operands` (see the module docstring): one Sym per output."""
     return bind(scan_p, *operands, body=body, length=int(length), reverse=bool(reverse),
-                n_carry=int(n_carry), n_xs=int(n_xs), out=int(out))
+                n_carry=int(n_carry), n_xs=int(n_xs))

@@ -1,10 +1,11 @@
 """`while`: a loop whose trip count depends on values, as one equation.
 
-    while[cond=C, body=B, n_carry=c, out=j] carries... consts...
+    finals... = while[cond=C, body=B, n_carry=c] carries... consts...
 
 runs `carries = B(carries, consts)` while `C(carries, consts)` (a bool
-scalar) holds, and its value is the final carry j (one equation per
-carry, run as one loop as for `scan`). C and B take the same inputs.
+scalar) holds; its outputs are the final carries (an op of several
+results, ir/op.py `multiple_results`: one equation, one loop). C and B
+take the same inputs.
 
 - JVP: a while loop of the body's JVP, carrying the float carries'
   tangents beside them; the condition reads the primal carries only.
@@ -29,8 +30,7 @@ from ..core import Function, Var
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
-from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules
-from ..result_groups import all_results
+from ..op import batching_rules, impls, jvp_rules, multiple_results, new_op, shape_rules
 from ..tangent import jvp
 from ..types import TensorType
 from .elementwise import cast, gt, where
@@ -39,12 +39,13 @@ from .layout import broadcast_batched, broadcast_to, reduce_sum, reshape
 __all__ = ["while_p", "while_loop"]
 
 while_p = new_op("while", elementwise=False, can_fail_on_values=False, runs_code=True)
+multiple_results.add(while_p)
 
 BOOL = np.dtype(bool)
 COUNT = np.dtype(np.int64)
 
 
-def _shape(*types, cond, body, n_carry, out):
+def _shape(*types, cond, body, n_carry):
     if tuple(types) != cond.in_types or tuple(types) != body.in_types:
         got = ", ".join(map(str, types))
         raise ShapeError(f"while: operands ({got}) do not match the inputs of cond {cond.in_types} "
@@ -53,7 +54,7 @@ def _shape(*types, cond, body, n_carry, out):
         raise ShapeError(f"while: cond must return one bool scalar, it returns {cond.out_types}")
     if body.out_types != tuple(types[:n_carry]):
         raise ShapeError(f"while: the body returns {body.out_types}, the carries are {tuple(types[:n_carry])}")
-    return types[out]
+    return tuple(types[:n_carry])
 
 
 def _all_results(*operands, cond, body, n_carry):
@@ -61,10 +62,6 @@ def _all_results(*operands, cond, body, n_carry):
     while bool(eval_function(cond, carries + consts)[0]):
         carries = list(eval_function(body, carries + consts))
     return [np.asarray(c) for c in carries]
-
-
-def _impl(*operands, out, **params):
-    return _all_results(*operands, **params)[out]
 
 
 def _floats(types, indices):
@@ -97,18 +94,23 @@ def _jvp_loop(cond, body, n_carry: int):
     return new_cond, new_body, fc, fk
 
 
-def _jvp(ts, out_sym, *operands, cond, body, n_carry, out):
-    if not body.out_types[out].is_float:
-        return None
+def _jvp(ts, outs, *operands, cond, body, n_carry):
+    """Every final carry's tangent, from one loop of the body's JVP."""
     new_cond, new_body, fc, fk = _jvp_loop(cond, body, n_carry)
-    b = out_sym.builder
+    if not fc:
+        return (None,) * len(outs)
+    b = outs[0].builder
 
     def tangent(i):
         return ts[i] if ts[i] is not None else zeros(b, operands[i].type)
 
     carries, consts = operands[:n_carry], operands[n_carry:]
-    return while_loop(new_cond, new_body, n_carry + len(fc), n_carry + fc.index(out),
-                      *carries, *[tangent(k) for k in fc], *consts, *[tangent(i) for i in fk])
+    results = while_loop(new_cond, new_body, n_carry + len(fc),
+                         *carries, *[tangent(k) for k in fc], *consts, *[tangent(i) for i in fk])
+    tangents = [None] * len(outs)
+    for n, k in enumerate(fc):
+        tangents[k] = results[n_carry + n]
+    return tuple(tangents)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -132,19 +134,18 @@ def _batched_loop(cond, body, n_carry: int, const_batched: tuple, axis_size: int
     return new_cond, b.build(ins, kept)
 
 
-def _batch(axis_size, ins, batched, *, cond, body, n_carry, out):
+def _batch(axis_size, ins, batched, *, cond, body, n_carry):
     carries = [c if bd else broadcast_batched(c, axis_size) for c, bd in zip(ins[:n_carry], batched)]
     new_cond, new_body = _batched_loop(cond, body, n_carry, tuple(batched[n_carry:]), axis_size)
-    return while_loop(new_cond, new_body, n_carry, out, *carries, *ins[n_carry:])
+    return while_loop(new_cond, new_body, n_carry, *carries, *ins[n_carry:])
 
 
 shape_rules[while_p] = _shape
-impls[while_p] = _impl
-all_results[while_p] = _all_results
+impls[while_p] = _all_results
 jvp_rules[while_p] = _jvp
 batching_rules[while_p] = _batch
 
 
-def while_loop(cond, body, n_carry: int, out: int, *operands: Sym) -> Sym:
-    """Emit `while[cond, body, n_carry, out] operands` (see the module docstring)."""
-    return bind(while_p, *operands, cond=cond, body=body, n_carry=int(n_carry), out=int(out))
+def while_loop(cond, body, n_carry: int, *operands: Sym) -> tuple:
+    """Emit `while[cond, body, n_carry] operands` (see the module docstring): the final carries."""
+    return bind(while_p, *operands, cond=cond, body=body, n_carry=int(n_carry))

@@ -2,13 +2,12 @@
 carries entering each step on a stack that grows at run time, then pops them
 applying the body's VJP.
 
-    while_vjp[cond=C, body=B, n_carry=c, out=j] carries... consts... cts...
+    gs... = while_vjp[cond=C, body=B, n_carry=c] carries... consts... cts...
 
 `cts` are the cotangents of the loop's final float carries (positions fc,
-in order); the results are the cotangents of the float carries and then
-of the float constants (positions fc + fk), result j being the equation's
-value. Like every loop, the equations of one group (alike but for `out`)
-run once (ir/result_groups.py).
+in order); the outputs are the cotangents of the float carries and then
+of the float constants (positions fc + fk): one equation of several
+results (ir/op.py `multiple_results`), run once.
 
 The gradient is exact whatever the trip count n (0, 1 or data-dependent),
 and costs n body evaluations forward and n body VJPs backward; memory
@@ -41,14 +40,14 @@ from ..core import Function
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
-from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ..result_groups import all_results, group_vjp_rules
+from ..op import batching_rules, impls, jvp_rules, multiple_results, new_op, shape_rules, vjp_rules
 from .layout import broadcast_batched
 from .while_loop import _batched_loop, _floats, _jvp_loop, while_loop, while_p
 
 __all__ = ["while_vjp_p", "while_vjp"]
 
 while_vjp_p = new_op("while_vjp", elementwise=False, can_fail_on_values=False, runs_code=True)
+multiple_results.add(while_vjp_p)
 
 
 def float_positions(body, n_carry: int):
@@ -57,7 +56,7 @@ def float_positions(body, n_carry: int):
     return _floats(ins, range(n_carry)), _floats(ins, range(n_carry, len(ins)))
 
 
-def _shape(*types, cond, body, n_carry, out):
+def _shape(*types, cond, body, n_carry):
     fc, fk = float_positions(body, n_carry)
     n_in = len(body.invars)
     if tuple(types[:n_in]) != body.in_types or tuple(types[:n_in]) != cond.in_types:
@@ -65,9 +64,7 @@ def _shape(*types, cond, body, n_carry, out):
     want = tuple(body.in_types[k] for k in fc)
     if tuple(types[n_in:]) != want:
         raise ShapeError(f"while_vjp: cotangents {tuple(types[n_in:])} must match the float carries {want}")
-    if not 0 <= out < len(fc) + len(fk):
-        raise ShapeError(f"while_vjp: out={out} but the loop has {len(fc) + len(fk)} float operands")
-    return body.in_types[(fc + fk)[out]]
+    return tuple(body.in_types[p] for p in fc + fk)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -103,14 +100,9 @@ def _all_results(*operands, cond, body, n_carry):
     return [np.asarray(v) for v in ct + acc]
 
 
-def _impl(*operands, out, **params):
-    return _all_results(*operands, **params)[out]
-
-
 def _emit(cond, body, n_carry: int, operands, cts) -> list:
-    """The cotangents of the float operands (fc + fk), as one group of equations."""
-    fc, fk = float_positions(body, n_carry)
-    return [while_vjp(cond, body, n_carry, j, *operands, *cts) for j in range(len(fc) + len(fk))]
+    """The cotangents of the float operands (fc + fk), from one equation."""
+    return list(while_vjp(cond, body, n_carry, *operands, *cts))
 
 
 def _tangent_loop_cts(cond, body, n_carry, operands, tangents, primal_ct, tangent_ct):
@@ -129,8 +121,8 @@ def _tangent_loop_cts(cond, body, n_carry, operands, tangents, primal_ct, tangen
     return results[:len(fc)] + results[2 * len(fc):2 * len(fc) + len(fk)]
 
 
-def _jvp(ts, out_sym, *operands, cond, body, n_carry, out):
-    b = out_sym.builder
+def _jvp(ts, outs, *operands, cond, body, n_carry):
+    b = outs[0].builder
     fc, fk = float_positions(body, n_carry)
     n_in = len(body.invars)
 
@@ -140,21 +132,21 @@ def _jvp(ts, out_sym, *operands, cond, body, n_carry, out):
     dx = [tangent(k) for k in fc] + [tangent(i) for i in fk]
     dct = [tangent(n_in + j) for j in range(len(fc))]
     ct = operands[n_in:]
-    return _tangent_loop_cts(cond, body, n_carry, operands[:n_in], dx, dct, ct)[out]
+    return tuple(_tangent_loop_cts(cond, body, n_carry, operands[:n_in], dx, dct, ct))
 
 
-def _group_vjp_of_vjp(ws, *operands, cond, body, n_carry):
-    """The cotangents of (carries, consts, cts) given w = the cotangents of the results."""
+def _vjp(ws, outs, *operands, cond, body, n_carry):
+    """The cotangents of (carries, consts, cts) given w = the cotangents of the outputs."""
     b = operands[0].builder
     fc, fk = float_positions(body, n_carry)
     n_in = len(body.invars)
     ins = body.in_types
-    w = [ws[j] if j in ws else zeros(b, ins[p]) for j, p in enumerate(fc + fk)]
+    w = [ws[j] if ws[j] is not None else zeros(b, ins[p]) for j, p in enumerate(fc + fk)]
     g_cond, g_body, _, _ = _jvp_loop(cond, body, n_carry)
     carries, consts = operands[:n_carry], operands[n_carry:n_in]
     g_operands = [*carries, *w[:len(fc)], *consts, *w[len(fc):]]
     # the cotangent of ct is F'(x) w: G's tangent carries
-    ct_of_ct = [while_loop(g_cond, g_body, n_carry + len(fc), n_carry + j, *g_operands) for j in range(len(fc))]
+    ct_of_ct = while_loop(g_cond, g_body, n_carry + len(fc), *g_operands)[n_carry:n_carry + len(fc)]
     ct = operands[n_in:]
     zero = [zeros(b, ins[k]) for k in fc]
     x_part = _tangent_loop_cts(cond, body, n_carry, operands[:n_in], w, zero, ct)
@@ -166,33 +158,32 @@ def _group_vjp_of_vjp(ws, *operands, cond, body, n_carry):
     return tuple(out)
 
 
-def _batch(axis_size, ins, batched, *, cond, body, n_carry, out):
+def _batch(axis_size, ins, batched, *, cond, body, n_carry):
     n_in = len(body.invars)
     ins = [x if bd else broadcast_batched(x, axis_size) for x, bd in zip(ins, batched)]
     b_cond, b_body = _batched_loop(cond, body, n_carry, (True,) * (n_in - n_carry), axis_size)
-    return while_vjp(b_cond, b_body, n_carry, out, *ins)
+    return while_vjp(b_cond, b_body, n_carry, *ins)
 
 
 shape_rules[while_vjp_p] = _shape
-impls[while_vjp_p] = _impl
-all_results[while_vjp_p] = _all_results
+impls[while_vjp_p] = _all_results
 jvp_rules[while_vjp_p] = _jvp
-group_vjp_rules[while_vjp_p] = _group_vjp_of_vjp
-vjp_rules[while_vjp_p] = lambda ct, out_sym, *ops, out, **params: _group_vjp_of_vjp({out: ct}, *ops, **params)
+vjp_rules[while_vjp_p] = _vjp
 batching_rules[while_vjp_p] = _batch
 
 
-def while_vjp(cond, body, n_carry: int, out: int, *operands: Sym) -> Sym:
-    """Emit `while_vjp[cond, body, n_carry, out] carries consts cts` (see the module docstring)."""
-    return bind(while_vjp_p, *operands, cond=cond, body=body, n_carry=int(n_carry), out=int(out))
+def while_vjp(cond, body, n_carry: int, *operands: Sym) -> tuple:
+    """Emit `while_vjp[cond, body, n_carry] carries consts cts` (see the module docstring)."""
+    return bind(while_vjp_p, *operands, cond=cond, body=body, n_carry=int(n_carry))
 
 
 # --- reverse mode through `while` --------------------------------------------------------------
 
-def _while_group_vjp(cts, *operands, cond, body, n_carry):
+def _while_vjp(cts, outs, *operands, cond, body, n_carry):
+    """The cotangents of a while loop's operands given those of its final carries."""
     b = operands[0].builder
     fc, fk = float_positions(body, n_carry)
-    ct = [cts[k] if k in cts else zeros(b, operands[k].type) for k in fc]
+    ct = [cts[k] if cts[k] is not None else zeros(b, operands[k].type) for k in fc]
     results = _emit(cond, body, n_carry, operands, ct)
     out = [None] * len(operands)
     for r, p in zip(results, fc + fk):
@@ -200,5 +191,4 @@ def _while_group_vjp(cts, *operands, cond, body, n_carry):
     return tuple(out)
 
 
-group_vjp_rules[while_p] = _while_group_vjp
-vjp_rules[while_p] = lambda ct, out_sym, *ops, out, **params: _while_group_vjp({out: ct}, *ops, **params)
+vjp_rules[while_p] = _while_vjp

@@ -1,6 +1,8 @@
-"""A loop with several results runs once: its result equations form one group
-(ir/result_groups.py) that the interpreter evaluates once and code
-generation lowers as one native loop."""
+"""A loop with several results is one equation with several outputs (ir/op.py
+multiple_results): printed once, evaluated once by the interpreter, lowered as one native
+loop, and the stacked outputs nobody reads are dropped from its body."""
+import re
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ from gradtape.codegen.lowering import SubFunction
 from gradtape.ir.ops.loops import scan_p
 from gradtape.ir.ops.while_loop import while_p
 from gradtape.ir.optimize import optimize
-from gradtape.ir.result_groups import all_results
+from gradtape.ir.op import impls
 from gradtape.runtime import compile_function
 
 
@@ -50,31 +52,36 @@ W = np.array([0.7, -1.2])
 
 
 class Counting:
-    """Counts the runs of an op's group reference (the loop itself) in the interpreter."""
+    """Counts the runs of an op's reference (the loop itself) in the interpreter."""
 
     def __init__(self, op):
         self.op, self.runs = op, 0
 
     def __enter__(self):
-        self.inner = all_results[self.op]
+        self.inner = impls[self.op]
 
         def counted(*args, **params):
             self.runs += 1
             return self.inner(*args, **params)
-        all_results[self.op] = counted
+        impls[self.op] = counted
         return self
 
     def __exit__(self, *exc):
-        all_results[self.op] = self.inner
+        impls[self.op] = self.inner
 
 
 def loops(fn, kind):
     return sum(isinstance(s, kind) for s in SubFunction(fn).ctx.steps)
 
 
-def test_a_pytree_scan_is_five_equations_one_loop():
+def test_a_pytree_scan_is_one_equation_of_five_outputs_one_loop():
     fn = gt.make_ir(pytree_scan, H, XS, W)
-    assert sum(e.op is scan_p for e in fn.eqns) == 5       # 3 carries + 2 ys
+    (eqn,) = [e for e in fn.eqns if e.op is scan_p]
+    assert len(eqn.outvars) == 5       # 3 carries + 2 ys
+    assert str(fn).count("= scan[") == 1
+    printed = str(fn).split("= scan[")[0].rsplit(";", 1)[-1]
+    # `e:f64[2], f:f64[2], g:f64[], h:f64[3,2], i:f64[3,2] = scan[...]`
+    assert len(re.findall(r"\w+:\w+\[[\d,]*\]", printed)) == 5
     with Counting(scan_p) as c:
         (value,) = ir.eval_function(fn, [H, XS, W])
     assert c.runs == 1
@@ -90,7 +97,7 @@ def test_the_gradient_of_a_pytree_scan_runs_three_loops():
     whatever the number of carries."""
     fn, _ = ir.vjp(gt.make_ir(pytree_scan, H, XS, W), [0, 1, 2])
     fn = optimize(fn)
-    assert sum(e.op is scan_p for e in fn.eqns) > 5
+    assert sum(e.op is scan_p for e in fn.eqns) == 3
     with Counting(scan_p) as c:
         got = ir.eval_function(fn, [H, XS, W, np.array(1.0)])
     assert c.runs == 3
@@ -104,7 +111,7 @@ def test_the_gradient_of_a_pytree_scan_runs_three_loops():
 
 def test_a_while_loop_with_three_carries_runs_once():
     fn = gt.make_ir(halving, 37.0)
-    assert sum(e.op is while_p for e in fn.eqns) >= 2
+    assert [len(e.outvars) for e in fn.eqns if e.op is while_p] == [3]
     with Counting(while_p) as c:
         (value,) = ir.eval_function(fn, [np.array(37.0)])
     assert c.runs == 1
@@ -126,3 +133,20 @@ def test_only_the_results_a_function_uses_are_written(used):
     want = ir.eval_function(fn, [H, XS, W])
     for got, ref in zip(code(H, XS, W), want):
         np.testing.assert_allclose(got, ref, rtol=1e-14)
+
+
+def test_dce_drops_the_stacked_outputs_nobody_reads_from_the_body():
+    def f(h, xs, w):
+        carry, (ya, yb) = gt.scan(lambda c, x: (c * w + x, (gt.sin(c), gt.exp(c) * x)), h, xs)
+        return gt.sum(carry) + gt.sum(yb)
+    fn = optimize(gt.make_ir(f, H, XS, W))
+    (eqn,) = [e for e in fn.eqns if e.op is scan_p]
+    assert len(eqn.outvars) == 2 and len(eqn.params["body"].outvars) == 2     # carry and yb
+    assert "sin" not in str(eqn.params["body"])
+    c, total = H, 0.0
+    for x in XS:
+        total += np.sum(np.exp(c) * x)
+        c = c * W + x
+    want = np.sum(c) + total
+    np.testing.assert_allclose(ir.eval_function(fn, [H, XS, W])[0], want, rtol=1e-13)
+    np.testing.assert_allclose(compile_function(fn)(H, XS, W)[0], want, rtol=1e-13)
