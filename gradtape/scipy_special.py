@@ -8,14 +8,14 @@ gammaln and the polygamma family (digamma = psi = polygamma(0, .)) are ops
 with native code; their derivatives are the next polygamma, so derivatives
 of every order exist. The others are compositions of gradtape's ops.
 Values follow scipy.special (tests/functions/test_special.py), with these
-documented exceptions: gammaln(-inf) is +inf (C's lgamma; SciPy: -inf) and
-polygamma(n >= 1, -inf) is NaN (SciPy: inf for n = 1).
+documented exception: polygamma(n >= 1, -inf) is NaN (SciPy: inf for n = 1).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .functions import elementwise as ew
+from .functions.bessel import bessel_i
 from .functions import elementwise_division as division
 from .functions import elementwise_more
 from .functions import nn, reductions
@@ -24,7 +24,7 @@ from .functions.shape import reshape
 from .ir.ops import special as special_ops
 from .tracer.dispatch import bind
 
-__all__ = ["erf", "erfc", "expit", "logit", "gammaln", "digamma", "psi", "polygamma", "gamma", "betaln",
+__all__ = ["erf", "erfc", "expit", "logit", "gammaln", "digamma", "psi", "polygamma", "i0", "i1", "i0e", "i1e", "gamma", "betaln",
            "xlogy", "xlog1py", "logsumexp", "softmax", "log_softmax", "entr", "rel_entr", "kl_div", "ndtr",
            "log_ndtr", "gammasgn", "rgamma", "beta", "poch", "factorial", "comb", "multigammaln", "boxcox",
            "boxcox1p"]
@@ -61,7 +61,8 @@ def logit(x):
 def gammaln(x):
     """log |Gamma(x)|, as scipy.special.gammaln; its derivative is digamma(x).
 
-    Native code calls the C library's lgamma. Poles (0, -1, -2, ...) give +inf.
+    Native code calls the C library's lgamma. Poles (0, -1, -2, ...) give +inf, and
+    -inf gives -inf, as SciPy (C's lgamma gives +inf there).
 
     Example::
 
@@ -69,6 +70,51 @@ def gammaln(x):
         Tensor([0.        , 3.17805383, 0.57236494], dtype=float64)
     """
     return bind(special_ops.gammaln_p, float_operand(x))
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0, as scipy.special.i0 (its derivative is i1).
+
+    Example::
+
+        >>> special.i0(gradtape.constant(1.0))
+        Tensor(1.26606588, dtype=float64)
+    """
+    return bessel_i("i0", x, 0, scaled=False)
+
+
+def i1(x):
+    """The modified Bessel function of the first kind of order 1, as scipy.special.i1
+    (its derivative is i0(x) - i1(x) / x, 1/2 at 0).
+
+    Example::
+
+        >>> special.i1(gradtape.constant(1.0))
+        Tensor(0.5651591, dtype=float64)
+    """
+    return bessel_i("i1", x, 1, scaled=False)
+
+
+def i0e(x):
+    """exp(-|x|) i0(x), as scipy.special.i0e: finite for every finite x (0 at +-inf).
+
+    Example::
+
+        >>> special.i0e(gradtape.constant(1.0))
+        Tensor(0.46575961, dtype=float64)
+    """
+    return bessel_i("i0e", x, 0, scaled=True)
+
+
+def i1e(x):
+    """exp(-|x|) i1(x), as scipy.special.i1e.
+
+    Example::
+
+        >>> special.i1e(gradtape.constant(1.0))
+        Tensor(0.20791042, dtype=float64)
+    """
+    return bessel_i("i1e", x, 1, scaled=True)
 
 
 def polygamma(n, x):
@@ -114,7 +160,8 @@ def gamma(x):
     """Gamma(x), as scipy.special.gamma, computed as sign * exp(gammaln(x)).
 
     Its relative error grows with |gammaln(x)| (about 1e-13 near x = 170,
-    where it overflows as SciPy's does); poles give inf (SciPy: inf at 0, NaN at negative integers).
+    where it overflows as SciPy's does); poles give inf (SciPy: inf at 0, NaN at negative integers);
+    -inf gives NaN.
 
     Example::
 
@@ -123,7 +170,8 @@ def gamma(x):
     """
     x = float_operand(x)
     negative_odd = ew.logical_and(ew.less(x, 0.0), ew.equal(division.remainder(ew.floor(ew.negative(x)), 2.0), 0.0))
-    return ew.where(negative_odd, ew.negative(ew.exp(gammaln(x))), ew.exp(gammaln(x)))
+    value = ew.where(negative_odd, ew.negative(ew.exp(gammaln(x))), ew.exp(gammaln(x)))
+    return ew.where(ew.equal(x, -np.inf), np.nan, value)  # SciPy: Gamma has no limit at -inf
 
 
 def betaln(a, b):

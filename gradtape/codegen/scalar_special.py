@@ -62,8 +62,14 @@ def _call_lgamma(b, x):
     return b.call(fn, [x])
 
 
+def _gammaln(b, x):
+    """lgamma(x), except -inf at -inf as scipy.special.gammaln (libm's lgamma gives +inf)."""
+    minus_inf = llvm_ir.Constant(x.type, float("-inf"))
+    return b.select(b.fcmp_ordered("==", x, minus_inf), minus_inf, _call_lgamma(b, x))
+
+
 def make_gammaln(in_dtypes, out_dtype, **params):
-    return lambda k, v: _call_lgamma(k.b, v[0])
+    return lambda k, v: _gammaln(k.b, v[0])
 
 
 SPECIAL = {ops.polygamma_p: make_polygamma, ops.gammaln_p: make_gammaln}

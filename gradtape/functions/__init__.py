@@ -14,7 +14,7 @@ from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
 from . import arrays, control_flow, creation, elementwise, implicit, linalg, nn, reductions, shape
 from . import elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more  # the rest of NumPy
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
-from . import predicates, scans, statistics, quantiles  # issue 15 points 2 and 6: reductions, predicates
+from . import predicates, scans, statistics, quantiles, bessel  # issue 15 points 2 and 6: reductions, predicates
 from . import elementwise_more, elementwise_division  # issue 15 point 1: NumPy's other elementwise functions
 from . import linalg_decomp, linalg_solve  # issue 15 point 4: numpy.linalg (public as gradtape.linalg)
 from .elementwise import *  # noqa: F401,F403
@@ -39,6 +39,7 @@ from .nn import *  # noqa: F401,F403
 from .scans import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .quantiles import *  # noqa: F401,F403
+from .bessel import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .implicit import *  # noqa: F401,F403
@@ -56,6 +57,6 @@ def _public_functions(module: _types.ModuleType) -> list:
 
 __all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow, implicit,
                                rearrange, joining, sorting, grids,
-                               scans, statistics, quantiles, predicates, elementwise_more, elementwise_division,
+                               scans, statistics, quantiles, bessel, predicates, elementwise_more, elementwise_division,
                                elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more)
            for name in _public_functions(module)]

@@ -139,9 +139,11 @@ else:  # NumPy < 2
 def qr(a, mode="reduced"):
     """QR decomposition `a = Q @ R` (numpy.linalg.qr), for matrices and stacks.
 
-    Derivatives are implemented for mode 'reduced' (and 'r') with at least as
-    many rows as columns (m >= n, R invertible); other cases raise
-    NotImplementedError when differentiated.
+    Derivatives are implemented for mode 'reduced' (and 'r'), for tall,
+    square and wide matrices (R's leading square block invertible; a wide
+    A = [X | Y] is differentiated through X's QR and R's block Q^T Y);
+    mode 'complete' of a tall matrix raises NotImplementedError when
+    differentiated.
 
     Args:
       a: (..., m, n) Tensor or array-like.

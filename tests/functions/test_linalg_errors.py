@@ -115,6 +115,17 @@ def test_svd_full_matrices_of_a_non_square_matrix_refuses_derivatives():
         gt.grad(lambda t: gt.sum(np.linalg.svd(t)[0]))(np.ones((3, 2)))
 
 
+def test_qr_complete_of_a_tall_matrix_refuses_derivatives_and_wide_ones_differentiate():
+    with pytest.raises(NotImplementedError, match=r"qr: derivatives are implemented for mode='reduced' \(and 'r'\); "
+                       r"got a 3x2 matrix with mode='complete'"):
+        gt.grad(lambda t: gt.sum(np.linalg.qr(t, mode="complete")[0]))(np.ones((3, 2)) + np.eye(3, 2))
+    # Wide: R's right block is Q^T Y, so sum(R[:, 2:]) is linear in Y with gradient Q @ ones
+    a = np.random.default_rng(3).standard_normal((2, 4))
+    q = np.linalg.qr(a)[0]
+    g = gt.grad(lambda t: gt.sum(np.linalg.qr(t)[1][:, 2:]))(a)
+    np.testing.assert_allclose(g[:, 2:], q @ np.ones((2, 2)), rtol=1e-12)
+
+
 def test_vmap_of_solve_matches_a_loop():
     rng = np.random.default_rng(5)
     a = rng.standard_normal((4, 3, 3)) + 3 * np.eye(3)

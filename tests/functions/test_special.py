@@ -36,9 +36,17 @@ def test_polygamma_poles_and_infinities_follow_scipy(n):
 
 
 def test_gammaln_matches_scipy_three_ways_and_poles():
-    x = np.concatenate([X_WIDE, [0.0, -1.0, -3.0, np.inf, np.nan]])
+    x = np.concatenate([X_WIDE, [0.0, -1.0, -3.0, np.inf, -np.inf, np.nan]])
     for got in three_ways(special.gammaln, x):
         _compare(got, scipy_special.gammaln(x), rtol=1e-13, atol=1e-15)
+
+
+def test_gammaln_and_gamma_at_minus_infinity():
+    # SciPy (1.13 to 1.18): gammaln(-inf) = -inf; C's lgamma gives +inf there. Gamma has no limit: NaN.
+    for way, got in zip(("eager", "interpreted", "compiled"), three_ways(special.gammaln, np.array([-np.inf]))):
+        np.testing.assert_array_equal(got, [-np.inf], err_msg=way)
+    for way, got in zip(("eager", "interpreted", "compiled"), three_ways(special.gamma, np.array([-np.inf, 4.0]))):
+        np.testing.assert_allclose(got, [np.nan, 6.0], rtol=1e-14, err_msg=way)
 
 
 def test_float32_compiles_and_matches_scipy_in_float32_precision():

@@ -140,9 +140,15 @@ SPECS = [
           lambda a: _np_flat(*np.linalg.qr(a)), ("qr",)),
     _spec("qr_r", lambda a: np.linalg.qr(a, mode="r"), [normal(3, 2)], lambda a: np.linalg.qr(a, mode="r"),
           ("qr",)),
+    # wide (m < n): A = [X | Y], X's QR and R's right block Q^T Y
+    _spec("qr_wide", lambda a: _flat(*L.qr(a)), [normal(2, 4)], lambda a: _np_flat(*np.linalg.qr(a)), ("qr",)),
+    _spec("qr_wide_stack_r", lambda a: np.linalg.qr(a, mode="r") ** 2, [normal(2, 3, 5)],
+          lambda a: np.linalg.qr(a, mode="r") ** 2, ("qr",)),
     # pinv, lstsq (pinv @ b), matrix_power, multi_dot
     _spec("pinv_tall", np.linalg.pinv, [distinct_singular_values(4, 3)], np.linalg.pinv, ("pinv",)),
     _spec("pinv_wide_stack_f32", L.pinv, [normal(2, 2, 3, dtype=np.float32)], np.linalg.pinv, ("pinv",)),
+    _spec("lstsq_residuals", lambda a, b: L.lstsq(a, b)[1], [normal(5, 3), normal(5, 2)],
+          lambda a, b: np.linalg.lstsq(a, b)[1], ("pinv",)),
     _spec("lstsq", lambda a, b: L.lstsq(a, b)[0], [normal(4, 2), normal(4)], lambda a, b: np.linalg.lstsq(a, b)[0],
           ("pinv",)),
     _spec("matrix_power_5", lambda a: np.linalg.matrix_power(a, 5), [normal(3, 3)],

@@ -13,6 +13,14 @@ def _uniform(lo, hi, *shape):
 
 
 SPECS = [
+    # Bessel I0, I1 (functions/bessel.py): the series below 30 and the expansion above, and across the split
+    OpSpec("np_i0", lambda x: np.i0(x) * 0.5, args(lambda rng: np.array([-2.5, -0.4, 0.0, 1.1, 7.0, 29.5])),
+           ops=("mul", "add", "where"), numpy_fn=lambda x: np.i0(x) * 0.5),
+    OpSpec("bessel_i1_i0e_i1e_large", lambda x: special.i1(x) * 1e-12 + special.i0e(x) + special.i1e(x),
+           args(lambda rng: np.array([-45.0, -31.0, 30.5, 60.0])), ops=("exp", "sqrt", "div"),
+           numpy_fn=lambda x: scipy_special.i1(x) * 1e-12 + scipy_special.i0e(x) + scipy_special.i1e(x)),
+    OpSpec("bessel_i1_small", lambda x: special.i1(x) ** 2, args(_uniform(-3.0, 3.0, 2, 3)), ops=("mul",),
+           numpy_fn=lambda x: scipy_special.i1(x) ** 2),
     OpSpec("gammaln", special.gammaln, args(_uniform(0.3, 8.0, 2, 3)), ops=("gammaln", "polygamma"),
            numpy_fn=scipy_special.gammaln),
     OpSpec("gammaln_negative", special.gammaln, args(_uniform(-2.9, -2.1, 4)), ops=("gammaln",),

@@ -15,6 +15,8 @@ Derivatives (standard results; see docs/numpy.md for where they do not exist):
     svd:   A_bar = U [F o (U^T U_bar - U_bar^T U) S + diag(s_bar) + S F o (V^T V_bar - V_bar^T V)] V^T
                    + (I - U U^T) U_bar S^-1 V^T + U S^-1 V_bar^T (I - V V^T),  F_ij = 1 / (s_j^2 - s_i^2)
     qr:    A_bar = [Q_bar + Q copyltu(M)] R^-T,  M = R R_bar^T - Q_bar^T Q   (m >= n)
+           m < n: A = [X | Y], R = [U | V]: X_bar by the rule above with (Q_bar + Y V_bar^T, U_bar),
+           Y_bar = Q V_bar
 
 A zero gap (repeated eigenvalue or singular value) makes F infinite: the
 derivative of the vectors does not exist there, and it is NaN, never a
@@ -32,7 +34,7 @@ from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ._helpers import require_float
 from ._matrix import diag_embed, diag_part, flat_part, guarded_div, mm, mT, pack_flat, rows, tril, zero_in
-from .indexing import concatenate
+from .indexing import concatenate, slice
 from .layout import reshape
 from .linalg import linalg_error, solve, square_shape
 
@@ -273,13 +275,12 @@ def unpack_qr(packed: Sym, m: int, n: int, complete: bool):
     return flat_part(packed, 0, m * q, (m, q)), flat_part(packed, m * q, m * q + q * n, (q, n))
 
 
-def _tall_only(a, complete):
+def _no_complete_tall(a, complete):
     m, n = a.shape[-2:]
-    if m < n or (complete and m != n):
+    if complete and m != n:
         raise NotImplementedError(
-            f"qr: derivatives are implemented for mode='reduced' with at least as many rows as "
-            f"columns; got a {m}x{n} matrix{' with mode=complete' if complete else ''}. Differentiate "
-            "the qr of the transpose, or use mode='reduced'"
+            f"qr: derivatives are implemented for mode='reduced' (and 'r'); got a {m}x{n} matrix with "
+            "mode='complete', whose last m - n columns of Q are not determined by A. Use mode='reduced'"
         )
 
 
@@ -288,27 +289,53 @@ def _right_solve_upper(x: Sym, r: Sym) -> Sym:
     return mT(solve(mT(r), mT(x), name="qr"))
 
 
-def _qr_vjp(ct, out, a, *, complete):
-    _tall_only(a, complete)
-    m, n = a.shape[-2:]
-    q, r = unpack_qr(out, m, n, complete)
-    q_bar, r_bar = unpack_qr(ct, m, n, complete)
+def _columns(x: Sym, start: int, stop: int) -> Sym:
+    """x[..., :, start:stop]."""
+    return slice(x, (0,) * (x.ndim - 1) + (start,), x.shape[:-1] + (stop,))
+
+
+def _square_vjp(q, r, q_bar, r_bar):
+    """A_bar of A = Q R with R square and invertible."""
     mmat = mm(r, mT(r_bar)) - mm(mT(q_bar), q)
     copyltu = tril(mmat) + mT(tril(mmat, -1))
-    return (mT(solve(r, mT(q_bar + mm(q, copyltu)), name="qr")),)   # (...) R^{-T}
+    return mT(solve(r, mT(q_bar + mm(q, copyltu)), name="qr"))   # (...) R^{-T}
 
 
-def _qr_jvp(ts, out, a, *, complete):
-    _tall_only(a, complete)
-    m, n = a.shape[-2:]
-    q, r = unpack_qr(out, m, n, complete)
-    dx_rinv = _right_solve_upper(ts[0], r)
+def _square_jvp(q, r, dx):
+    """(dQ, dR) of A = Q R with R square and invertible, for dA = dx."""
+    dx_rinv = _right_solve_upper(dx, r)
     c = mm(mT(q), dx_rinv)
     low = tril(c, -1)
     omega = low - mT(low)
-    dq = mm(q, omega - c) + dx_rinv
-    dr = mm(c - omega, r)
-    return pack_flat([(dq, 2), (dr, 2)])
+    return mm(q, omega - c) + dx_rinv, mm(c - omega, r)
+
+
+# A wide A (m < n) splits as [X | Y] with X square: Q U = X is X's QR, and R = [U | V]
+# with V = Q^T Y. So Y = Q V, and the square rules apply to X with Q's cotangent
+# taking V's share (Q_bar + Y V_bar^T); Y's cotangent is Q V_bar.
+
+def _qr_vjp(ct, out, a, *, complete):
+    _no_complete_tall(a, complete)
+    m, n = a.shape[-2:]
+    q, r = unpack_qr(out, m, n, complete)
+    q_bar, r_bar = unpack_qr(ct, m, n, complete)
+    if m >= n:
+        return (_square_vjp(q, r, q_bar, r_bar),)
+    y, v_bar = _columns(a, m, n), _columns(r_bar, m, n)
+    x_bar = _square_vjp(q, _columns(r, 0, m), q_bar + mm(y, mT(v_bar)), _columns(r_bar, 0, m))
+    return (concatenate([x_bar, mm(q, v_bar)], axis=a.ndim - 1),)
+
+
+def _qr_jvp(ts, out, a, *, complete):
+    _no_complete_tall(a, complete)
+    m, n = a.shape[-2:]
+    q, r = unpack_qr(out, m, n, complete)
+    if m >= n:
+        dq, dr = _square_jvp(q, r, ts[0])
+        return pack_flat([(dq, 2), (dr, 2)])
+    dq, du = _square_jvp(q, _columns(r, 0, m), _columns(ts[0], 0, m))
+    dv = mm(mT(dq), _columns(a, m, n)) + mm(mT(q), _columns(ts[0], m, n))
+    return pack_flat([(dq, 2), (concatenate([du, dv], axis=a.ndim - 1), 2)])
 
 
 shape_rules[qr_p] = _qr_shape

@@ -17,7 +17,10 @@ from .polygamma_series import polygamma_reference
 
 
 def _lgamma(v: float) -> float:
-    """C's lgamma (what native code calls): +inf at the poles, where Python's raises."""
+    """C's lgamma (what native code calls): +inf at the poles, where Python's raises; and
+    SciPy's -inf at -inf (C's lgamma gives +inf there)."""
+    if v == -math.inf:
+        return -math.inf
     try:
         return math.lgamma(v)
     except ValueError:
