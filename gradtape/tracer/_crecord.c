@@ -474,8 +474,12 @@ static int array_ndim(PyObject *a)
     return nd;
 }
 
+/* `hint`, when not NULL, is the caller's memo of this op's signature for a single operand: NULL
+ * or a (type id, signature memo entry) tuple. When the operand's type id is that one (the same
+ * object), its entry is used without building the memo's key; otherwise the entry found is
+ * stored there for the next call. The caller must pass the same op and equal params each time. */
 static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObject *params, PyObject *result,
-                             PyObject *watch_reads)
+                             PyObject *watch_reads, PyObject **hint)
 {
     PyObject *var_of = rec_slot(rec, off_var_of, "var_of", 0);
     PyObject *info = rec_slot(rec, off_info, "info", 1);
@@ -577,7 +581,9 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     }
 
     /* The signature memo: (result type, type id, signature id, op, params). */
-    {
+    if (hint != NULL && *hint != NULL && n == 1 && PyList_GET_ITEM(type_ids, 0) == PyTuple_GET_ITEM(*hint, 0)) {
+        hit = Py_NewRef(PyTuple_GET_ITEM(*hint, 1));
+    } else {
         PyObject *key = signature_key(op, type_ids, params);
         if (key == NULL)
             goto done;
@@ -602,6 +608,12 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 5) {
             PyErr_SetString(PyExc_TypeError, "the signature memo's entry is not a 5-tuple");
             goto done;
+        }
+        if (hint != NULL && n == 1 && PyTuple_GET_ITEM(hit, 2) != Py_None) {
+            PyObject *pair = PyTuple_Pack(2, PyList_GET_ITEM(type_ids, 0), hit);
+            if (pair == NULL)
+                goto done;
+            Py_XSETREF(*hint, pair);
         }
     }
 
@@ -692,7 +704,7 @@ static PyObject *record(PyObject *module, PyObject *const *argv, Py_ssize_t argc
         }
         return NULL;
     }
-    PyObject *out = record_impl(rec, argv[1], args, argv[3], argv[4], argv[5]);
+    PyObject *out = record_impl(rec, argv[1], args, argv[3], argv[4], argv[5], NULL);
     Py_DECREF(args);
     return out;
 }
@@ -1045,7 +1057,7 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
             else if (!Py_IS_TYPE(rec, recording_type))
                 PyErr_Format(PyExc_TypeError, "record: expected a Recording, got %s", Py_TYPE(rec)->tp_name);
             else
-                result = record_impl(rec, op, args, params, Py_None, watch);
+                result = record_impl(rec, op, args, params, Py_None, watch, NULL);
             Py_DECREF(record_fn);
             if (result == NULL)
                 goto done;
@@ -1175,36 +1187,40 @@ static PyObject *ssize_tuple(const Py_ssize_t *values, Py_ssize_t n)
 }
 
 #define GETITEM_MAX_NDIM 32
+#define INDEX_MEMO_MAX 4096
 
-static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *slice_kw, PyObject *reshape_kw);
+/* An index's entry: [slice params or None, reshape params or None, slice hint, reshape hint],
+ * the hints being record_impl's (NULL there is None here). */
+enum { ENTRY_SLICE, ENTRY_RESHAPE, ENTRY_SLICE_HINT, ENTRY_RESHAPE_HINT, ENTRY_SIZE };
 
-static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+/* (shape, index) -> its entry, for indices of exact ints only (a Python int or a tuple of
+ * them: hashed by value, unlike slices before Python 3.12). A scalar index repeated on a tape
+ * (x[0], x[i, j]) then skips parsing and building its params, and its two records skip the
+ * signature memo's key (their hints). The params dicts are shared by every op recorded from
+ * the entry, as the signature memo already shares the first params it saw: nobody mutates
+ * them. Cleared when it reaches INDEX_MEMO_MAX entries. */
+static PyObject *index_memo;
+
+static int ints_only(PyObject *index)
 {
-    if (argc != 2) {
-        PyErr_SetString(PyExc_TypeError, "getitem(x, index) takes 2 arguments");
-        return NULL;
-    }
-    PyObject *x = argv[0], *index = argv[1];
-    if (slice_op == NULL || pending_type == NULL || py_computed == NULL)
+    if (PyLong_CheckExact(index))
+        return 1;
+    if (!PyTuple_CheckExact(index))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(index); i++)
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(index, i)))
+            return 0;
+    return 1;
+}
+
+static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *entry);
+
+/* The entry of `index` on an array of this shape (a new list), NotImplemented when Python's
+ * getitem must answer, NULL on error. */
+static PyObject *parse_index(PyObject *shape, PyObject *index)
+{
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > GETITEM_MAX_NDIM)
         Py_RETURN_NOTIMPLEMENTED;
-    PyTypeObject *cls = Py_TYPE(x);
-    PyObject *shape;
-    if (cls == pending_type) {
-        shape = Py_XNewRef(SLOT(x, off_shape));
-    } else if (cls == tensor_type || cls == variable_type) {
-        PyObject *value = SLOT(x, off_value);
-        if (value == NULL || SLOT(x, off_sym) != Py_None)
-            Py_RETURN_NOTIMPLEMENTED;  /* abstract: traced by the Python getitem */
-        shape = PyObject_GetAttr(value, s_shape);
-    } else {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    if (shape == NULL)
-        return NULL;
-    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > GETITEM_MAX_NDIM) {
-        Py_DECREF(shape);
-        Py_RETURN_NOTIMPLEMENTED;
-    }
     Py_ssize_t ndim = PyTuple_GET_SIZE(shape), n_entries, dims[GETITEM_MAX_NDIM];
     Py_ssize_t starts[GETITEM_MAX_NDIM], stops[GETITEM_MAX_NDIM], steps[GETITEM_MAX_NDIM];
     Py_ssize_t kept[GETITEM_MAX_NDIM];
@@ -1212,12 +1228,9 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     n_entries = is_tuple ? PyTuple_GET_SIZE(index) : 1;
     for (Py_ssize_t i = 0; i < ndim; i++) {
         dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-        if (dims[i] == -1 && PyErr_Occurred()) {
-            Py_DECREF(shape);
+        if (dims[i] == -1 && PyErr_Occurred())
             return NULL;
-        }
     }
-    Py_DECREF(shape);
     if (n_entries > ndim)
         Py_RETURN_NOTIMPLEMENTED;  /* too many indices: Python raises */
     int full = 1, n_kept = 0;
@@ -1245,36 +1258,116 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
         if (!is_int)
             kept[n_kept++] = len;
     }
-    PyObject *slice_kw = NULL, *reshape_kw = NULL, *y = NULL;
+    PyObject *entry = PyList_New(ENTRY_SIZE);
+    if (entry == NULL)
+        return NULL;
+    for (int k = 0; k < ENTRY_SIZE; k++)
+        PyList_SET_ITEM(entry, k, Py_NewRef(Py_None));
     if (!full) {
         PyObject *a = ssize_tuple(starts, ndim), *b = ssize_tuple(stops, ndim), *c = ssize_tuple(steps, ndim);
+        PyObject *slice_kw = NULL;
         if (a != NULL && b != NULL && c != NULL)
             slice_kw = Py_BuildValue("{OOOOOO}", s_starts, a, s_stops, b, s_steps, c);
         Py_XDECREF(a), Py_XDECREF(b), Py_XDECREF(c);
-        if (slice_kw == NULL)
+        if (slice_kw == NULL) {
+            Py_DECREF(entry);
             return NULL;
+        }
+        PyList_SetItem(entry, ENTRY_SLICE, slice_kw);
     }
     if (n_kept < ndim) {
-        PyObject *out_shape = ssize_tuple(kept, n_kept);
+        PyObject *out_shape = ssize_tuple(kept, n_kept), *reshape_kw = NULL;
         if (out_shape != NULL)
             reshape_kw = Py_BuildValue("{OO}", s_shape_kw, out_shape);
         Py_XDECREF(out_shape);
         if (reshape_kw == NULL) {
-            Py_XDECREF(slice_kw);
+            Py_DECREF(entry);
             return NULL;
         }
+        PyList_SetItem(entry, ENTRY_RESHAPE, reshape_kw);
     }
-    y = index_binds(module, x, slice_kw, reshape_kw);
-    Py_XDECREF(slice_kw);
-    Py_XDECREF(reshape_kw);
+    return entry;
+}
+
+static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "getitem(x, index) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *x = argv[0], *index = argv[1];
+    if (slice_op == NULL || pending_type == NULL || py_computed == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyTypeObject *cls = Py_TYPE(x);
+    PyObject *shape;
+    if (cls == pending_type) {
+        shape = Py_XNewRef(SLOT(x, off_shape));
+    } else if (cls == tensor_type || cls == variable_type) {
+        PyObject *value = SLOT(x, off_value);
+        if (value == NULL || SLOT(x, off_sym) != Py_None)
+            Py_RETURN_NOTIMPLEMENTED;  /* abstract: traced by the Python getitem */
+        shape = PyObject_GetAttr(value, s_shape);
+    } else {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (shape == NULL)
+        return NULL;
+    PyObject *key = NULL, *entry = NULL, *y = NULL;
+    if (PyTuple_CheckExact(shape) && ints_only(index)) {
+        key = PyTuple_Pack(2, shape, index);
+        if (key == NULL)
+            goto done;
+        entry = Py_XNewRef(PyDict_GetItemWithError(index_memo, key));
+        if (entry == NULL && PyErr_Occurred())
+            goto done;
+    }
+    if (entry == NULL) {
+        entry = parse_index(shape, index);
+        if (entry == NULL || entry == Py_NotImplemented) {
+            y = entry;
+            entry = NULL;
+            goto done;
+        }
+        if (key != NULL) {
+            if (PyDict_GET_SIZE(index_memo) >= INDEX_MEMO_MAX)
+                PyDict_Clear(index_memo);
+            if (PyDict_SetItem(index_memo, key, entry) < 0)
+                goto done;
+        }
+    }
+    y = index_binds(module, x, entry);
+done:
+    Py_DECREF(shape);
+    Py_XDECREF(key);
+    Py_XDECREF(entry);
     return y;
 }
 
-/* getitem's binds: `slice` with `slice_kw` (none when NULL), then `reshape` with `reshape_kw`
- * (none when NULL). While one tape records both deferred (dispatch.bind's hot path) and
- * records in C, they are recorded one after the other without bind's prologue twice. */
-static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *slice_kw, PyObject *reshape_kw)
+/* An entry's hint (a new reference, or NULL for none). */
+static PyObject *entry_hint(PyObject *entry, int k)
 {
+    PyObject *h = PyList_GET_ITEM(entry, k);
+    return h == Py_None ? NULL : Py_NewRef(h);
+}
+
+/* Keep `hint` (a reference we own, or NULL) as the entry's hint k. */
+static void keep_hint(PyObject *entry, int k, PyObject *hint)
+{
+    if (hint != NULL)
+        PyList_SetItem(entry, k, hint);  /* steals hint, releases the previous one */
+}
+
+/* getitem's binds for an entry: `slice` with its params (none when None), then `reshape` with its
+ * params (none when None). While one tape records both deferred (dispatch.bind's hot path) and
+ * records in C, they are recorded one after the other without bind's prologue twice. */
+static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *entry)
+{
+    /* borrowed from the entry, whose params items are never replaced */
+    PyObject *slice_kw = PyList_GET_ITEM(entry, ENTRY_SLICE), *reshape_kw = PyList_GET_ITEM(entry, ENTRY_RESHAPE);
+    if (slice_kw == Py_None)
+        slice_kw = NULL;
+    if (reshape_kw == Py_None)
+        reshape_kw = NULL;
     PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes), *rec = NULL, *watch = NULL, *y = NULL;
     if (tapes == NULL)
         return NULL;
@@ -1292,17 +1385,19 @@ static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *slice_kw, 
         if (fast > 0 && record_fn == c_record) {
             y = Py_NewRef(x);
             if (slice_kw != NULL) {
-                PyObject *args = PyTuple_Pack(1, x);
+                PyObject *args = PyTuple_Pack(1, x), *hint = entry_hint(entry, ENTRY_SLICE_HINT);
                 Py_CLEAR(y);
                 if (args != NULL)
-                    y = record_impl(rec, slice_op, args, slice_kw, Py_None, watch);
+                    y = record_impl(rec, slice_op, args, slice_kw, Py_None, watch, &hint);
                 Py_XDECREF(args);
+                keep_hint(entry, ENTRY_SLICE_HINT, hint);
             }
             if (y != NULL && y != Py_None && reshape_kw != NULL) {
-                PyObject *args = PyTuple_Pack(1, y), *z = NULL;
+                PyObject *args = PyTuple_Pack(1, y), *hint = entry_hint(entry, ENTRY_RESHAPE_HINT), *z = NULL;
                 if (args != NULL)
-                    z = record_impl(rec, reshape_op, args, reshape_kw, Py_None, watch);
+                    z = record_impl(rec, reshape_op, args, reshape_kw, Py_None, watch, &hint);
                 Py_XDECREF(args);
+                keep_hint(entry, ENTRY_RESHAPE_HINT, hint);
                 Py_SETREF(y, z);
             }
             if (y == Py_None)  /* x is not tracked by the tape: bind computes it (below) */
@@ -1426,7 +1521,8 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_stops = PyUnicode_InternFromString("stops");
     s_steps = PyUnicode_InternFromString("steps");
     s_shape_kw = PyUnicode_InternFromString("shape");
-    if (!s_starts || !s_stops || !s_steps || !s_shape_kw)
+    index_memo = PyDict_New();
+    if (!s_starts || !s_stops || !s_steps || !s_shape_kw || !index_memo)
         return NULL;
     if (!s_constants || !s_input_types || !s_structure_entry || !s_shape || !s_dtype || !s_tapes ||
         !s_enabled || !s_tape || !s_watch || !s_record || !s_kind || !s_variable_reads)

@@ -139,3 +139,61 @@ def test_rosenbrock_gradient_through_scalar_indices():
     a, b = x0
     np.testing.assert_allclose(g, [-400 * a * (b - a * a) - 2 * (1 - a), 200 * (b - a * a)], rtol=1e-13)
     np.testing.assert_allclose(float(y), 100 * (b - a * a) ** 2 + (1 - a) ** 2, rtol=1e-13)
+
+
+# The C getitem remembers each (shape, index of ints) and the signatures its two records found
+# (_crecord.c's index_memo): repeated, alternated and evicted entries must record exactly what a
+# fresh parse records.
+
+@pytest.mark.parametrize("impl", sorted(FAST))
+def test_repeated_int_indices_on_tensors_of_other_dtypes_and_shapes(impl):
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(4), rng.standard_normal(4).astype(np.float32), rng.standard_normal((4, 3)),
+              rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal(7)]
+    for _ in range(3):  # the same (shape, index) keys, met again with each dtype in turn
+        for a in arrays:
+            x = gt.constant(a)
+            w = rng.standard_normal(a[2].shape).astype(a.dtype)
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                parts = [FAST[impl](x, i) for i in (2, -2, 2)]
+                y = gt.sum((parts[0] + 3.0 * parts[1] - parts[2]) * w)
+            assert all(p.dtype == a.dtype and p.shape == a[2].shape for p in parts)
+            for p, i in zip(parts, (2, -2, 2)):
+                np.testing.assert_array_equal(p.numpy(), a[i])
+            expected = np.zeros_like(a)
+            expected[-2] += w * 3.0  # the same element as 2 on a length-4 axis, another on length 7
+            g = tape.gradient(y, x)
+            assert g.dtype == a.dtype
+            np.testing.assert_allclose(g.numpy(), expected, rtol=1e-6 if a.dtype == np.float32 else 1e-15)
+
+
+@pytest.mark.parametrize("impl", sorted(FAST))
+def test_tuple_of_ints_on_a_variable_many_times(impl):
+    v = gt.Variable(X)
+    for step in range(4):
+        with gt.GradientTape() as tape:
+            loss = FAST[impl](v, (1, 2, 3)) * FAST[impl](v, (-1, 0, -1)) + FAST[impl](v, (1, 2)) [0]
+        expected = np.zeros_like(X)
+        expected[1, 2, 3] += X[-1, 0, -1]
+        expected[-1, 0, -1] += X[1, 2, 3]
+        expected[1, 2, 0] += 1.0
+        np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), expected)
+        assert float(loss) == X[1, 2, 3] * X[-1, 0, -1] + X[1, 2, 0]
+
+
+def test_more_indices_than_the_memo_keeps():
+    n = 5000  # past _crecord.c's INDEX_MEMO_MAX (4096): the memo is cleared on the way
+    a = np.random.default_rng(6).standard_normal(n)
+    x = gt.constant(a)
+    for _ in range(2):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            total = x[0]
+            for i in range(1, n, 7):
+                total = total + float(i) * x[i]
+        expected = np.zeros(n)
+        expected[0] = 1.0
+        expected[1:n:7] = np.arange(1, n, 7)
+        np.testing.assert_array_equal(tape.gradient(total, x).numpy(), expected)
+        np.testing.assert_allclose(float(total), a[0] + np.dot(np.arange(1, n, 7), a[1:n:7]), rtol=1e-12)
