@@ -30,9 +30,10 @@ before loading), target.py (host target machine and pass pipeline),
 fastcall.py (the METH_FASTCALL entry points, generated once in LLVM IR and
 shared by every kernel), numpy_abi.py (NumPy's array struct offsets,
 verified at import), compiled.py (CompiledFunction and its call path),
-arena.py (scratch memory), config.py (settings), errors.py.
+arena.py (scratch memory), alloc.py (large outputs' buffers, reused once
+their arrays die), config.py (settings), errors.py.
 """
-from . import config  # noqa: F401
+from . import alloc, config  # noqa: F401
 from .compiled import CompiledFunction  # noqa: F401  (first: compiled.py re-exports cache.py's names)
 from .cache import (  # noqa: F401
     cache_info,

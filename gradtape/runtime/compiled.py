@@ -27,17 +27,17 @@ import numpy as np
 
 from .. import ir
 from ..codegen import lapack
+from . import alloc
 from .arena import thread_arena
 from .errors import ArgumentError, RuntimeLayerError
-
-_empty = np.empty
 
 
 class CompiledFunction:
     """Executable form of one ir.Function (one shape signature).
 
     Call it with one array per input (any memory layout; dtypes and shapes
-    must match exactly) to get a list of output arrays, freshly allocated, or
+    must match exactly) to get a list of output arrays, freshly allocated
+    (from runtime.alloc's pool when large: memory no live array can reach), or
     written into `out` (a list of arrays, or one array when there is one
     output; C-contiguous, writeable, exact dtype and shape; an `out` array
     may overlap an input: the result is as if computed first). With `out` a
@@ -90,7 +90,7 @@ class CompiledFunction:
         self.footprint = _footprint(native)
         if native is not None and native.new_entry is not None:
             self.call_path = "fastcall"
-            self._new, self._into = _fast_entries(native)
+            self._new, self._into = _fast_entries(native, self.out_types)
         elif native is not None:
             self.call_path = "ctypes"
             self._new, self._into = _ctypes_entries(self, native)
@@ -229,12 +229,39 @@ def _overlaps(args, outs) -> bool:
     return False
 
 
-def _fast_entries(native):
-    """The generated builtins; a kernel that releases the GIL also gets this thread's arena."""
+def _fast_entries(native, out_types):
+    """The generated builtins; a kernel that releases the GIL also gets this thread's arena, and one
+    with a large output takes its outputs from alloc's pool."""
+    into = _with_arena(native, native.into_entry)
+    if max((t.size * t.dtype.itemsize for t in out_types), default=0) >= alloc.POOL_FLOOR:
+        return _pooled_new(native, out_types), into
+    return _with_arena(native, native.new_entry), into
+
+
+def _with_arena(native, entry):
     if not native.release_gil:
-        return native.new_entry, native.into_entry
-    new, into, need = native.new_entry, native.into_entry, native.arena_bytes
-    return (lambda *a: new(*a, thread_arena(need))), (lambda *a: into(*a, thread_arena(need)))
+        return entry
+    need = native.arena_bytes
+    return lambda *a: entry(*a, thread_arena(need))
+
+
+def _pooled_new(native, out_types):
+    """`new` writing into outputs from alloc.empty (buffers of results already freed, when large):
+    the generated `into` runs the kernel after the same input checks, plus the check that no
+    output overlaps an input, which a pooled buffer never does (an input viewing one keeps it out
+    of the pool)."""
+    new, into = _with_arena(native, native.new_entry), _with_arena(native, native.into_entry)
+    specs = [(t.shape, np.dtype(t.dtype)) for t in out_types]
+    empty = alloc.empty
+
+    def pooled(*inputs):
+        outs = [empty(shape, dtype) for shape, dtype in specs]
+        if into(*inputs, *outs) is None:
+            return outs
+        # Declined (an input to convert, or an output of another type number): `new` decides, as without the pool.
+        return new(*inputs)
+
+    return pooled
 
 
 def _accepts(arrays, types, writeable: bool) -> bool:
@@ -260,7 +287,7 @@ def _ctypes_entries(cf: CompiledFunction, native):
     def new(*inputs):
         if len(inputs) != n_in or not _accepts(inputs, cf.in_types, False):
             return NotImplemented
-        outs = [_empty(s, d) for s, d in out_specs]
+        outs = [alloc.empty(s, d) for s, d in out_specs]
         pointers = [a.ctypes.data for a in (*inputs, *outs, thread_arena(need))]
         kernel(argv_type(*pointers))  # ctypes releases the GIL: hence the per-thread arena
         return outs

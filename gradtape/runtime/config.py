@@ -74,6 +74,21 @@ Each is a plain module attribute, so tests and programs may also assign it:
 import os
 
 
+def env_int(name: str, default: int) -> int:
+    """The integer in environment variable `name`, `default` when it is unset or blank.
+
+    Raises:
+        ValueError: naming the variable, when it holds something else.
+    """
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {value!r}; unset it for the default") from None
+
+
 def _flag(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None:

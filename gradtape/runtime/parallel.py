@@ -44,16 +44,6 @@ MAX_THREADS = 64
 SPIN_CYCLES = 100_000  # about 40 µs at 2.5 GHz: one kernel's next loop usually starts sooner
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {value!r}; unset it for the default") from None
-
-
 def available_cpus() -> int:
     """The CPUs this process may run on (its affinity mask), at least 1."""
     try:
@@ -71,8 +61,8 @@ def _check_threads(threads: int, where: str = "parallel.configure: threads", def
     return threads
 
 
-threads = _check_threads(_env_int("GRADTAPE_THREADS", min(MAX_THREADS, available_cpus())), "GRADTAPE_THREADS", "unset")
-min_elements = _env_int("GRADTAPE_PARALLEL_MIN_ELEMENTS", 65536)
+threads = _check_threads(config.env_int("GRADTAPE_THREADS", min(MAX_THREADS, available_cpus())), "GRADTAPE_THREADS", "unset")
+min_elements = config.env_int("GRADTAPE_PARALLEL_MIN_ELEMENTS", 65536)
 
 _lock = threading.Lock()
 _pool = None  # the _Pool, once built
