@@ -24,10 +24,11 @@ from .op import impls, multiple_results
 from .ops.contract import contract_p, parse_spec
 from .ops.elementwise import cast_p, eq_p, neg_p, pow_p
 from .ops.layout import broadcast_to_p, reshape_p, transpose_p
+from .loop_merge import merge_scans
 from .passes import dce
 from .verify import verify
 
-__all__ = ["PIPELINE", "optimize", "fold_constants", "simplify", "cse", "dce"]
+__all__ = ["PIPELINE", "optimize", "fold_constants", "simplify", "cse", "merge_scans", "dce"]
 
 _DUMP = {p.strip() for p in os.environ.get("GRADTAPE_DUMP_PASSES", "").split(",") if p.strip()}
 _MAX_ROUNDS = 4
@@ -318,6 +319,7 @@ PIPELINE = (
     ("fold_constants", fold_constants),
     ("simplify", simplify),
     ("cse", cse),
+    ("merge_scans", merge_scans),
     ("dce", dce),
 )
 

@@ -93,16 +93,17 @@ def test_a_pytree_scan_is_one_equation_of_five_outputs_one_loop():
     np.testing.assert_allclose(code(H, XS, W)[0], numpy_pytree_scan(H, XS, W), rtol=1e-13)
 
 
-def test_the_gradient_of_a_pytree_scan_runs_three_loops():
-    """Reverse mode: the forward loop, the loop stacking the residuals and the backward loop,
-    whatever the number of carries."""
+def test_the_gradient_of_a_pytree_scan_runs_two_loops():
+    """Reverse mode: the forward loop (which also stacks the residuals: the optimizer merges
+    the primal loop into the one stacking them) and the backward loop, whatever the number
+    of carries."""
     fn, _ = ir.vjp(gt.make_ir(pytree_scan, H, XS, W), [0, 1, 2])
     fn = optimize(fn)
-    assert sum(e.op is scan_p for e in fn.eqns) == 3
+    assert sum(e.op is scan_p for e in fn.eqns) == 2
     with Counting(scan_p) as c:
         got = ir.eval_function(fn, [H, XS, W, np.array(1.0)])
-    assert c.runs == 3
-    assert loops(fn, Loop) == 3
+    assert c.runs == 2
+    assert loops(fn, Loop) == 2
     g = gt.grad(pytree_scan)(H, XS, W)
     np.testing.assert_allclose(got[1], g, rtol=1e-12)
     eps, e0 = 1e-6, np.array([1.0, 0.0])
@@ -203,3 +204,24 @@ def test_a_replay_on_tensors_records_each_output_of_an_equation():
     fd = [(ir.eval_function(fn, [x0 + e * d])[0] - ir.eval_function(fn, [x0 - e * d])[0]) / (2 * e)
           for d in np.eye(2)]
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), fd, rtol=1e-7)
+
+
+def test_reverse_mode_runs_the_forward_loop_once():
+    """The primal scan and the scan stacking the residuals share their body's equations: the
+    optimizer merges them (ir/loop_merge.py), so value_and_grad is one forward and one
+    backward loop, with the values and gradients of the unmerged program."""
+    def traj(h, xs, w):
+        (c, n), ys = gt.scan(lambda c, x: ((gt.tanh(c[0] * w + x), c[1] + 1.0), gt.sum(c[0] * c[0])), (h, 0.0), xs)
+        return gt.sum(c) * n + gt.sum(ys)
+    raw = gt.make_ir(gt.value_and_grad(traj, argnums=(0, 2)), H, XS, W)
+    fn = optimize(raw)
+    assert sum(e.op is scan_p for e in fn.eqns) == 2
+    assert loops(fn, Loop) == 2
+    want = ir.eval_function(raw, [H, XS, W])
+    for got in (ir.eval_function(fn, [H, XS, W]), compile_function(fn)(H, XS, W)):
+        for g, r in zip(got, want):
+            np.testing.assert_allclose(g, r, rtol=1e-13)
+    e = 1e-6
+    value = lambda w: ir.eval_function(gt.make_ir(traj, H, XS, W), [H, XS, w])[0]
+    fd = [(value(W + e * d) - value(W - e * d)) / (2 * e) for d in np.eye(2)]
+    np.testing.assert_allclose(want[2], fd, rtol=1e-7)

@@ -217,7 +217,7 @@ def test_dce_drops_what_no_output_needs():
 # --- the pipeline ---------------------------------------------------------------------
 
 def test_pipeline_names_and_order():
-    assert [name for name, _ in PIPELINE] == ["fold_constants", "simplify", "cse", "dce"]
+    assert [name for name, _ in PIPELINE] == ["fold_constants", "simplify", "cse", "merge_scans", "dce"]
 
 
 def test_optimize_on_a_traced_function_and_dump_by_name():
@@ -225,7 +225,7 @@ def test_optimize_on_a_traced_function_and_dump_by_name():
     seen = []
     out = optimize(fn, dump=lambda name, f: seen.append(name))
     assert str(out) == "{ a:f64[3] . b:f64[3] = exp a ; c:f64[3] = mul b b ; d:f64[3] = add a c -> d }"
-    assert seen[:4] == ["fold_constants", "simplify", "cse", "dce"]
+    assert seen[:5] == ["fold_constants", "simplify", "cse", "merge_scans", "dce"]
 
 
 def test_optimize_a_seeded_gradient():
