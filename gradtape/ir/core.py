@@ -17,7 +17,14 @@ __all__ = ["Atom", "Eqn", "Function", "Literal", "Var"]
 
 
 class Eqn:
-    """`outvars = op[params] inputs`. params is a read-only dict of hashable values."""
+    """`outvars = op[params] inputs`. params is a read-only dict of hashable values.
+
+    Most ops have one output. An op in `op.multiple_results` (cond, scan, while,
+    while_vjp) has one equation with several outputs, printed `c, d = cond[...] a b`:
+    its shape rule gives a tuple of types and its reference a list of values, and
+    its derivative and batching rules take and return one entry per output, so
+    every pass handles the equation as one (evaluated once, differentiated once).
+    """
 
     __slots__ = ("op", "inputs", "params", "outvars")
 
@@ -29,7 +36,7 @@ class Eqn:
 
     @property
     def out(self) -> Var:
-        """The single output of the (single-output) op."""
+        """The output of a single-output op (`outvars` holds every output)."""
         return self.outvars[0]
 
     def __repr__(self):

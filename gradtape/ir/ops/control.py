@@ -27,8 +27,7 @@ import numpy as np
 
 from ..adjoint import vjp, zeros
 from ..batching import vmap
-from ..builder import Builder, Sym, bind
-from ..core import Function
+from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
