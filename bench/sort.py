@@ -16,7 +16,14 @@ NumPy's sort is its introsort/SIMD sort (not stable), its median a
 selection (O(n)); gradtape's sorts every row stably (O(n log n)) to keep the
 permutation the derivative needs. Times are the best of interleaved rounds.
 
-Measured (2 shared cores, ratio to NumPy in the same run): see bench/README.md.
+Measured (2 shared cores under load, --rounds 3, ratio to NumPy in the same run):
+
+    row          n=1e3   n=1e5   n=1e6
+    sort         5.74    4.63    5.32
+    argsort      0.94    0.29    0.26
+    median       1.68    2.13    2.47
+    median rows  1.52 (1000 x 101)
+    sort grad    1.01    0.32    0.33
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""argsort in native code: each row is sorted in O(n log n) by a merge sort.
+"""argsort in native code: each row is sorted by a merge sort (O(n log n)), or, from
+RADIX_MIN elements on, by an LSD radix sort (8 linear passes).
 
 The step (ArgSort) turns each row of the operand into (key, index) pairs in
 a scratch buffer, calls one sorting function that the module defines once
@@ -18,9 +19,12 @@ strictly smaller, and the insertion sort that makes the first runs moves
 an element only past strictly larger keys), so equal keys keep their
 index order: the permutation is exactly np.argsort(x, kind="stable").
 
-Sorting: insertion sort of runs of RUN elements, then bottom-up merge
-passes that double the run length, alternating between the two halves of
-the scratch buffer; the result is copied back when the pass count is odd.
+Sorting a short row: insertion sort of runs of RUN elements, then
+bottom-up merge passes that double the run length, alternating between
+the two halves of the scratch buffer; the result is copied back when the
+pass count is odd. A long row: one pass counts each byte's values, then
+one stable bucketing pass per byte (least significant first; a byte that
+is the same in every key is skipped), alternating buffers the same way.
 Every loop bound is a run-time value (the function serves every row
 length), so its loops are built here with phis rather than the emitter's
 counted loops.
@@ -37,6 +41,7 @@ from .steps import Step
 
 SORT_FUNCTION = "gradtape_sort_pairs"
 RUN = 16  # insertion-sorted run length: fewer merge passes, each run in cache
+RADIX_MIN = 2048  # rows this long are radix sorted: 8 linear passes beat log2(n / RUN) merges
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -151,7 +156,20 @@ def sort_function(module: ir.Module) -> ir.Function:
 
         _for(b, b.add(start, one), end, insert)
 
-    _for(b, zero, n, insertion_sort_run, step=RUN)
+    radix = b.icmp_signed(">=", n, ir.Constant(I64, RADIX_MIN))
+    with b.if_else(radix) as (long_rows, short_rows):
+        with long_rows:
+            _radix_sort(b, n, key, idx, key2, idx2)
+        with short_rows:
+            _for(b, zero, n, insertion_sort_run, step=RUN)
+            _merge_sort(b, n, key, idx, key2, idx2)
+    b.ret_void()
+    return fn
+
+
+def _merge_sort(b, n, key, idx, key2, idx2):
+    """Merge the sorted runs of RUN pairs into one, stably (result in key/idx)."""
+    one, zero = ir.Constant(I64, 1), ir.Constant(I64, 0)
 
     def merge_pass(width, sk, si, dk, di, parity):
         def merge(lo):
@@ -184,14 +202,74 @@ def sort_function(module: ir.Module) -> ir.Function:
     width, sk, si, _, _, parity = _while(
         b, [ir.Constant(I64, RUN), key, idx, key2, idx2, ir.Constant(I1, 0)],
         lambda width, *rest: b.icmp_signed("<", width, n), merge_pass)
+    _copy_back_if(b, parity, n, sk, si, key, idx)
 
-    with b.if_then(parity):  # the sorted pairs are in key2/idx2
+
+def _copy_back_if(b, flag, n, sk, si, key, idx):
+    with b.if_then(flag):  # the sorted pairs are in the second buffers
         def copy_back(t):
             b.store(b.load(_at(b, sk, t)), _at(b, key, t))
             b.store(b.load(_at(b, si, t)), _at(b, idx, t))
-        _for(b, zero, n, copy_back)
-    b.ret_void()
-    return fn
+        _for(b, ir.Constant(I64, 0), n, copy_back)
+
+
+def _radix_sort(b, n, key, idx, key2, idx2):
+    """LSD radix sort of the pairs by key, one byte per pass (stable: result in key/idx).
+
+    The keys' signed order is the unsigned order of key ^ 2^63, so each pass buckets by a
+    byte of that. One pass over the keys counts every byte's values; a byte that is the
+    same in every key (the high bytes of small integers) is skipped."""
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    counts = b.alloca(ir.ArrayType(I64, 8 * 256))  # counts[byte * 256 + value]
+    base = b.gep(counts, [zero, zero], inbounds=True)
+    _for(b, zero, ir.Constant(I64, 8 * 256), lambda i: b.store(zero, _at(b, base, i)))
+    sign = ir.Constant(I64, -(1 << 63))
+
+    def digit(k, byte):
+        return b.and_(b.lshr(b.xor(k, sign), ir.Constant(I64, 8 * byte)), ir.Constant(I64, 255))
+
+    def count(i):
+        k = b.load(_at(b, key, i))
+        for byte in range(8):
+            slot = _at(b, base, b.add(ir.Constant(I64, 256 * byte), digit(k, byte)))
+            b.store(b.add(b.load(slot), one), slot)
+
+    _for(b, zero, n, count)
+    first = b.load(_at(b, key, zero))
+    sk, si, dk, di, parity = key, idx, key2, idx2, ir.Constant(I1, 0)
+    for byte in range(8):
+        row = b.gep(base, [ir.Constant(I64, 256 * byte)], inbounds=True)
+        varies = b.icmp_signed("!=", b.load(_at(b, row, digit(first, byte))), n)
+        pre = b.block
+        with b.if_then(varies):
+            def to_offsets(v, total):  # counts -> where each value's first key goes
+                c = b.load(_at(b, row, v))
+                b.store(total, _at(b, row, v))
+                return [b.add(total, c)]
+
+            _while(b, [zero, zero], lambda v, total: b.icmp_signed("<", v, ir.Constant(I64, 256)),
+                   lambda v, total: [b.add(v, one), *to_offsets(v, total)])
+
+            def scatter(i, sk=sk, si=si, dk=dk, di=di, row=row, byte=byte):
+                k = b.load(_at(b, sk, i))
+                slot = _at(b, row, digit(k, byte))
+                at = b.load(slot)
+                b.store(b.add(at, one), slot)
+                b.store(k, _at(b, dk, at))
+                b.store(b.load(_at(b, si, i)), _at(b, di, at))
+
+            _for(b, zero, n, scatter)
+            flipped = b.xor(parity, ir.Constant(I1, 1))
+            swapped = b.block
+        # after the pass, the data is in (dk, di) if it ran, else still in (sk, si)
+        phis = []
+        for ran, kept in ((dk, sk), (di, si), (sk, dk), (si, di), (flipped, parity)):
+            p = b.phi(ran.type)
+            p.add_incoming(ran, swapped)
+            p.add_incoming(kept, pre)
+            phis.append(p)
+        sk, si, dk, di, parity = phis
+    _copy_back_if(b, parity, n, sk, si, key, idx)
 
 
 # --- the step ----------------------------------------------------------------------------

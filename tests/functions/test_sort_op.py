@@ -11,7 +11,7 @@ import pytest
 
 import gradtape as gt
 from gradtape import ir
-from gradtape.codegen.sort import RUN
+from gradtape.codegen.sort import RADIX_MIN, RUN
 from tests.codegen.lower_helpers import compiled
 
 RNG = np.random.default_rng(7)
@@ -39,7 +39,7 @@ def _hard_floats(shape, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n", [1, 2, 7, RUN, RUN + 1, 2 * RUN + 1, 4 * RUN, 1000])
+@pytest.mark.parametrize("n", [1, 2, 7, RUN, RUN + 1, 2 * RUN + 1, 4 * RUN, 1000, RADIX_MIN - 1, RADIX_MIN, 5000])
 def test_native_argsort_is_numpys_stable_argsort_on_nan_zeros_inf_and_ties(n, dtype):
     x = _hard_floats((3, n), dtype)
     np.testing.assert_array_equal(_native_argsort(x, 1), np.argsort(x, axis=1, kind="stable"))
@@ -49,17 +49,27 @@ def test_native_argsort_is_numpys_stable_argsort_on_nan_zeros_inf_and_ties(n, dt
 def test_native_argsort_along_every_axis_of_a_stacked_input(axis):
     x = _hard_floats((5, 19, 6), np.float64)
     np.testing.assert_array_equal(_native_argsort(x, axis), np.argsort(x, axis=axis, kind="stable"))
+    x = _hard_floats((2, RADIX_MIN, 3), np.float32)[..., : 3 - (axis == 1)]
+    np.testing.assert_array_equal(_native_argsort(x, axis), np.argsort(x, axis=axis, kind="stable"))
 
 
+@pytest.mark.parametrize("n", [40, RADIX_MIN + 3])  # the merge sort, the radix sort
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64, np.bool_])
-def test_native_argsort_of_integers_and_bools(dtype):
+def test_native_argsort_of_integers_and_bools(dtype, n):
     info = np.iinfo(dtype) if dtype is not np.bool_ else None
     if info is None:
-        x = RNG.integers(0, 2, (4, 40)).astype(np.bool_)
+        x = RNG.integers(0, 2, (4, n)).astype(np.bool_)
     else:
-        x = RNG.integers(info.min, info.max, (4, 40), dtype=dtype, endpoint=True)
+        x = RNG.integers(info.min, info.max, (4, n), dtype=dtype, endpoint=True)
         x[:, ::9] = info.max
         x[:, 1::9] = info.min
+    np.testing.assert_array_equal(_native_argsort(x, 1), np.argsort(x, axis=1, kind="stable"))
+
+
+def test_native_argsort_of_rows_with_one_value_keeps_the_order():
+    # every byte of every key alike: the radix sort skips all its passes
+    x = np.stack([np.full(RADIX_MIN + 5, 2.5), np.full(RADIX_MIN + 5, np.nan), np.zeros(RADIX_MIN + 5)])
+    x[2, ::2] = -0.0
     np.testing.assert_array_equal(_native_argsort(x, 1), np.argsort(x, axis=1, kind="stable"))
 
 
