@@ -20,7 +20,13 @@ rest of the call: cache keys, the run itself). The last lines give the
 growth exponent of each from the second largest k to the largest
 (log(t2/t1) / log(k2/k1); 1.0 is linear).
 
-    python bench/compile_scaling.py [--ks 10 100 1000 3000] [--repeat 2] [--no-jax] [--cpu]
+    python bench/compile_scaling.py [--ks 10 100 1000 3000] [--repeat 2] [--no-jax] [--cpu] [--no-share]
+
+`steps` says how many step functions (loop nests) the kernel calls and how
+many of them it compiles (`inlined`: a small kernel's steps are inlined
+into its entry): steps with the same code are compiled once
+(codegen/shared_steps.py); `--no-share` compiles every copy (`-`), which
+shows the cost per step without that saving.
 
 With `--cpu` the totals are CPU seconds of the whole process (every
 thread: XLA's and LLVM's included) instead of wall time, and gradtape runs
@@ -54,6 +60,7 @@ import numpy as np  # noqa: E402
 
 import gradtape as gt  # noqa: E402
 from gradtape import runtime  # noqa: E402
+from gradtape.codegen import lowering  # noqa: E402
 from gradtape.staging import staged, transforms  # noqa: E402
 
 from _quiet import busy_fraction, wait_quiet  # noqa: E402
@@ -83,6 +90,29 @@ def chain(np_like, k: int):
     return f
 
 
+class StepCounter:
+    """Counts the step functions the lowerings call and those they define (see shared_steps.py)."""
+
+    def __init__(self):
+        self.called = self.shared = 0
+        counter, table = self, lowering.StepTable
+
+        class Counted(table):
+            def share(self, fn, operands):
+                counter.called += 1
+                before = self.shared
+                out = super().share(fn, operands)
+                counter.shared += self.shared - before
+                return out
+
+        lowering.StepTable = Counted
+
+    def take(self) -> tuple:
+        out = (self.called, self.called - self.shared)
+        self.called = self.shared = 0
+        return out
+
+
 class StageTimer:
     """Wraps the staging layer's trace, vjp and optimize to add up their seconds."""
 
@@ -105,9 +135,10 @@ class StageTimer:
         setattr(owner, name, timed)
 
 
-def gradtape_first_call(k: int, x, timer: StageTimer) -> dict:
+def gradtape_first_call(k: int, x, timer: StageTimer, steps: StepCounter) -> dict:
     runtime.clear_cache()
     timer.seconds.clear()
+    steps.take()
     g = gt.grad(chain(gt, k))
     t, wall = CLOCK(), time.perf_counter()
     g(x)
@@ -120,6 +151,7 @@ def gradtape_first_call(k: int, x, timer: StageTimer) -> dict:
     stages.update(timer.seconds)
     stages["other"] = max(0.0, wall - sum(stages.values()))
     stages["total"] = total
+    stages["steps"] = steps.take()
     return stages
 
 
@@ -154,12 +186,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--no-jax", action="store_true")
     parser.add_argument("--cpu", action="store_true", help="CPU time of the process instead of wall time")
+    parser.add_argument("--no-share", action="store_true", help="compile steps with the same code once each")
     args = parser.parse_args()
+    lowering.SHARE_EQUAL_STEPS = not args.no_share
     with_jax = not args.no_jax and load_jax()
     x = np.linspace(-1.0, 1.0, SIZE)
-    timer = StageTimer()
+    timer, steps = StageTimer(), StepCounter()
     # Untimed warm-up: what each system pays once per process.
-    gradtape_first_call(8, x, timer)
+    gradtape_first_call(8, x, timer, steps)
     if with_jax:
         jax_first_call(8, x)
     print(f"(CPUs {wait_quiet():.0%} busy before)")
@@ -167,7 +201,7 @@ def main():
     for k in args.ks:
         best, best_jax = None, math.inf
         for _ in range(args.repeat):
-            r = gradtape_first_call(k, x, timer)
+            r = gradtape_first_call(k, x, timer, steps)
             best = r if best is None or r["total"] < best["total"] else best
             if with_jax:
                 best_jax = min(best_jax, jax_first_call(k, x))
@@ -177,10 +211,12 @@ def main():
     print(f"\nfirst call of grad of a k-op chain ({SIZE} float64), ms, {clock} (fastest of {args.repeat});"
           " stages in wall time")
     head = f"{'k':>5s} {'gradtape':>9s} {'jax':>9s} {'gt/jax':>7s}  " + " ".join(f"{s[:8]:>8s}" for s in STAGES)
-    print(head)
+    print(head + "  steps (called/compiled)")
     for k, (r, tj) in rows.items():
         jax_text = f"{tj * 1e3:9.1f} {r['total'] / tj:7.2f}" if tj else f"{'-':>9s} {'-':>7s}"
-        print(f"{k:5d} {r['total'] * 1e3:9.1f} {jax_text}  " + " ".join(f"{r[s] * 1e3:8.1f}" for s in STAGES))
+        called, compiled = r["steps"]
+        print(f"{k:5d} {r['total'] * 1e3:9.1f} {jax_text}  " + " ".join(f"{r[s] * 1e3:8.1f}" for s in STAGES)
+              + (f"  {called}/{compiled}" if called else "  -" if args.no_share else "  inlined"))
     ks = list(rows)
     if len(ks) >= 2:
         k1, k2 = ks[-2], ks[-1]

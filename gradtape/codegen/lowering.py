@@ -45,6 +45,7 @@ from .nodes import Buffer, Const, View, literal_node
 from .parallel import split_for_threads
 from .rowblock import block_matvec_pairs
 from .rules import RULES
+from .shared_steps import StepTable
 from .steps import Fill, fuse_fills
 
 
@@ -66,6 +67,17 @@ OUTLINE_MATH_AFTER = 16
 # loops costs it about n**2, n functions about n (bench/compile_scaling.py).
 # Below it, inlining lets LLVM forward values from one step to the next.
 MAX_INLINED_STEPS = 24
+
+# Nor does a function whose steps hold more LLVM instructions than this in all:
+# a few steps of hundreds of ops each cost LLVM as much as many small ones
+# (the k = 3,000 chain's gradient: 21 steps of about 600 instructions,
+# optimize + emit_object 0.73 -> 0.57 s as functions of their own). Steps
+# kept apart are also shared when their code is the same (shared_steps.py).
+MAX_INLINED_INSTRUCTIONS = 2000
+
+# Steps kept as functions of their own whose code is the same are compiled once
+# (shared_steps.py); off, each keeps its copy (for tests and measurements).
+SHARE_EQUAL_STEPS = True
 
 
 def lower_function(fn, name: str = "gradtape_fn", *, dynamic: bool = False) -> Lowered:
@@ -92,6 +104,8 @@ def lower_function(fn, name: str = "gradtape_fn", *, dynamic: bool = False) -> L
         outline_polynomials(module)
     plan.emit(module, name)
     hint_math_loops(module)  # chains of math calls: wider and interleaved vectors (math_loops.py)
+    if plan.step_calls and SHARE_EQUAL_STEPS:  # once the step bodies are final (hints included)
+        StepTable(module).share_calls(plan.step_calls)
     libraries, math_externals = libraries_and_externals(module)
     return Lowered(
         module=module,
@@ -129,7 +143,11 @@ class SubFunction:
         self.externals = self.ctx.externals
 
     def emit(self, module, name: str) -> ir.Function:
-        return _emit(module, self.ctx, name, len(self.fn.invars), len(self.fn.outvars), self.dynamic)
+        """The entry; `step_calls` then holds its calls of steps that are functions of their own
+        (empty when they are inlined), which lower_function may share (shared_steps.py)."""
+        entry, self.step_calls = _emit(module, self.ctx, name, len(self.fn.invars), len(self.fn.outvars),
+                                       self.dynamic)
+        return entry
 
 
 def _polynomial_uses(fn) -> int:
@@ -196,7 +214,7 @@ def _build(fn, stored, dynamic: bool = False) -> BuildContext:
     return ctx
 
 
-def _emit(module, ctx, name: str, n_in: int, n_out: int, dynamic: bool = False) -> ir.Function:
+def _emit(module, ctx, name: str, n_in: int, n_out: int, dynamic: bool = False) -> tuple:
     i8p = I8.as_pointer()
     i64 = ir.IntType(64)
     entry = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p.as_pointer()]), name)
@@ -216,28 +234,37 @@ def _emit(module, ctx, name: str, n_in: int, n_out: int, dynamic: bool = False) 
             elif buf.kind == "arena":
                 p = b.gep(arena, [ir.Constant(i64, buf.offset)], inbounds=True)
             else:
-                p = b.bitcast(_global(module, buf, f"{name}.const{len(module.global_values)}"), i8p)
+                p = b.bitcast(_global(module, buf, f"{name}.const{len(pointers)}"), i8p)  # unique: one per buffer
             pointers[buf] = p
         return p
 
-    inline = len(ctx.steps) <= MAX_INLINED_STEPS
+    emitted = []
     for i, step in enumerate(ctx.steps):
         buffers = sorted(step.reads() | step.writes(), key=_buffer_order)
         if dynamic:
             buffers.insert(0, sizes)
-        fn = _step_function(module, f"{name}.step{i}", step, buffers, inline, sizes)
-        b.call(fn, [pointer(buf) for buf in buffers])
+        emitted.append((_step_function(module, f"{name}.step{i}", step, buffers, sizes), buffers))
+    inline = len(emitted) <= MAX_INLINED_STEPS and (
+        sum(_instructions(fn) for fn, _ in emitted) <= MAX_INLINED_INSTRUCTIONS)
+    calls = []
+    for fn, buffers in emitted:
+        fn.attributes.add("alwaysinline" if inline else "noinline")
+        calls.append(b.call(fn, [pointer(buf) for buf in buffers]))
     b.ret_void()
-    return entry
+    return entry, ([] if inline else calls)
+
+
+def _instructions(fn: ir.Function) -> int:
+    return sum(len(block.instructions) for block in fn.blocks)
 
 
 def _buffer_order(buf: Buffer):
     return (buf.kind, buf.slot if buf.slot is not None else -1, buf.offset or 0, id(buf))
 
 
-def _step_function(module, name: str, step, buffers, inline: bool = True, sizes=None) -> ir.Function:
-    """The step as a function of one `noalias` pointer per buffer, always inlined
-    (or, with `inline` False, never: see MAX_INLINED_STEPS); with `sizes` (a dynamic
+def _step_function(module, name: str, step, buffers, sizes=None) -> ir.Function:
+    """The step as an internal function of one `noalias` pointer per buffer (the caller
+    marks it always inlined or never: see MAX_INLINED_STEPS); with `sizes` (a dynamic
     version's sizes vector, codegen/dynamic.py) it reads run-time sizes from the first.
 
     The buffers a step touches are alive together, so they never overlap;
@@ -248,7 +275,6 @@ def _step_function(module, name: str, step, buffers, inline: bool = True, sizes=
     i8p = I8.as_pointer()
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p] * len(buffers)), name)
     fn.linkage = "internal"
-    fn.attributes.add("alwaysinline" if inline else "noinline")
     fn.attributes.add("nounwind")
     for arg in fn.args:
         arg.add_attribute("noalias")
