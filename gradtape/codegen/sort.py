@@ -37,6 +37,7 @@ import numpy as np
 from ..ir import TensorType
 from .dtypes import I1, I32, I64, is_bool, is_float
 from .dynamic_sizes import DynamicUnsupported
+from .lowered import Unsupported
 from .steps import Step
 
 SORT_FUNCTION = "gradtape_sort_pairs"
@@ -59,8 +60,8 @@ def sort_key(b: ir.IRBuilder, v, dtype) -> ir.Value:
         if width < 64:
             return b.zext(v, I64)
         return b.xor(v, ir.Constant(I64, -(1 << 63)))  # unsigned order as signed order
-    if not is_float(dtype):
-        raise TypeError(f"argsort: no sort key for dtype {dtype}")
+    if not is_float(dtype) or dtype.itemsize not in (4, 8):
+        raise Unsupported(f"argsort: native code sorts float32, float64, integers and bools, got {dtype}")
     bits_type = I64 if dtype.itemsize == 8 else I32
     width = bits_type.width
     plus_zero = b.fadd(v, ir.Constant(v.type, 0.0))  # -0.0 + 0.0 is +0.0; x + 0.0 is x otherwise

@@ -260,8 +260,14 @@ def test_quantile_errors():
     with pytest.raises(ValueError, match="quantile: method='cubic' is not a quantile method; use one of "
                                          "inverted_cdf, .*, normal_unbiased"):
         np.quantile(t, 0.5, method="cubic")
-    with pytest.raises(ValueError, match=r"median: cannot take it over an empty group"):
+    with pytest.raises(ValueError, match=r"median: cannot take it over an empty group \(a has shape \(2, 0\), axis=1\)"):
         np.median(gt.constant(np.zeros((2, 0))), axis=1)
+    with pytest.raises(ValueError, match=r"nanpercentile: method='cubic' is not a quantile method"):
+        np.nanpercentile(t, 50, method="cubic")
+    with pytest.raises(ValueError, match=r"nanquantile: quantiles must be in the range \[0, 1\], got -0.5"):
+        np.nanquantile(t, -0.5)
+    with pytest.raises(NotImplementedError, match=r"quantile: weights= is not supported \(got weights of shape \(3,\)\)"):
+        np.quantile(t, 0.5, axis=-1, method="inverted_cdf", weights=np.ones(3))
 
 
 # --- logsumexp with b= --------------------------------------------------------------------
