@@ -120,7 +120,7 @@ class Branch(Step):
 def lower_checkpoint(ctx, eqn, *xs):
     """A checkpoint is a branch that is always taken: its intermediates live in the
     sub-Function's arena during the call only."""
-    return _branch(ctx, eqn, Const(TensorType((), np.int32), 0), [eqn.params["fn"]], xs)[0]
+    return _branch(ctx, eqn, Const(TensorType((), np.int32), 0), [eqn.params["fn"]], xs)
 
 
 def lower_cond(ctx, eqn, index, *xs):

@@ -498,8 +498,8 @@ def while_loop(cond_fun, body_fun, init_val):
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     """`fun`, whose intermediates reverse mode recomputes instead of storing (JAX's jax.checkpoint).
 
-    Traced, a call of the result is one `checkpoint` equation per output
-    leaf holding fun's Function; its derivatives are checkpoints of fun's
+    Traced, a call of the result is one `checkpoint` equation holding fun's
+    Function, with one output per output leaf; its derivatives are checkpoints of fun's
     derivatives that compute fun's forward values again, so between the
     forward and the backward pass only fun's arguments are kept. Eagerly
     (on a GradientTape) fun runs as it is.
@@ -536,9 +536,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         traced = trace_call(fun, args, sig, f"checkpoint({name})")
         builder = current_builder(sig.leaves)
         atoms = [_atom(x, t.dtype) for x, t in zip(sig.leaves, sig.types)] + list(traced.captured)
-        outs = [Tensor(sym=ir.Sym(builder.bind(checkpoint_p, atoms, {"fn": ir.select_outputs(traced.fn, [j])}),
-                                  builder))
-                for j in range(len(traced.fn.outvars))]
+        outs = [Tensor(sym=ir.Sym(v, builder)) for v in builder.bind(checkpoint_p, atoms, {"fn": traced.fn})]
         return tree.unflatten(traced.out_skeleton, outs)
 
     checkpointed.__name__ = f"checkpoint_{name}"

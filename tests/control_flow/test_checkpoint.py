@@ -55,3 +55,36 @@ def test_checkpoint_with_pytrees_static_arguments_and_vmap():
 def test_checkpoint_policy_is_refused():
     with pytest.raises(TypeError, match=r"checkpoint: policy must be None"):
         gt.checkpoint(block, policy="dots_saveable")
+
+
+def pair_block(x, w):
+    """Two outputs sharing their intermediate."""
+    t = gt.sin(x) * w
+    return gt.tanh(t + x), gt.sum(t * t)
+
+
+def pair_loss(x, w):
+    a, b = pair_block(x, w)
+    return gt.sum(a * a) * b
+
+
+def test_several_outputs_and_operands_are_one_equation_each_way():
+    """A checkpoint of two outputs is one equation (its function runs once for both), and its
+    VJP one checkpoint giving the cotangents of both operands: two in all."""
+    remat = gt.checkpoint(pair_block)
+    joint, _ = ir.vjp(gt.make_ir(lambda x, w: _loss(remat, x, w), X, 0.7), [0, 1])
+    checkpoints = [e for e in joint.eqns if e.op.name == "checkpoint"]
+    assert [len(e.outvars) for e in checkpoints] == [2, 2]
+    for x in (X, -X):
+        want = gt.grad(pair_loss, argnums=(0, 1))(x, 0.7)
+        got = ir.eval_function(joint, [x, np.float64(0.7), np.float64(1.0)])[1:]
+        native = compile_function(joint)(x, np.float64(0.7), np.float64(1.0))[1:]
+        for g, n, w in zip(got, native, want):
+            np.testing.assert_allclose(g, w, rtol=1e-13)
+            np.testing.assert_allclose(n, w, rtol=1e-13)
+    check_grads(lambda x, w: _loss(remat, x, w), [X, 0.7], order=2, modes=("rev", "fwd"))
+
+
+def _loss(remat, x, w):
+    a, b = remat(x, w)
+    return gt.sum(a * a) * b

@@ -35,7 +35,7 @@ from ..op import batching_rules, impls, jvp_rules, multiple_results, new_op, sha
 from ..passes import prune_rules, select_outputs
 from ..tangent import jvp
 from ..types import TensorType
-from .call import _batched_fn, _jvp_part, _vjp_parts
+from .call import _batched_fn
 from .elementwise import cast, eq, maximum, minimum, where
 from .layout import broadcast_to, reshape
 
@@ -172,41 +172,76 @@ def index_type() -> TensorType:
 
 # --- checkpoint: a call whose derivatives recompute it -----------------------------------------
 #
-# `checkpoint[fn=F] xs` is F(xs), like `call`, but code generation does not
-# inline it (it is one internal function, called like a branch), and its
-# derivatives are checkpoints of F's derivatives, each computing F's
-# forward values again inside itself: between the forward and the backward
-# pass only F's operands are kept, never its intermediates.
+# `outs... = checkpoint[fn=F] xs` is F(xs), like `call`, but code generation does
+# not inline it (it is one internal function, called like a branch), and its
+# derivatives are checkpoints of F's derivatives, each computing F's forward
+# values again inside itself: between the forward and the backward pass only
+# F's operands are kept, never its intermediates. One equation with one output
+# per output of F (an op of several results): F runs once for all of them, and
+# its VJP is one checkpoint giving every operand's cotangent.
 
 checkpoint_p = new_op("checkpoint", elementwise=False, can_fail_on_values=False, runs_code=True)
+multiple_results.add(checkpoint_p)
 
 
 def _checkpoint_shape(*types, fn):
-    if len(fn.outvars) != 1 or tuple(types) != fn.in_types:
+    if tuple(types) != fn.in_types:
         got = ", ".join(map(str, types))
-        raise ShapeError(f"checkpoint: operands ({got}) must match the sub-Function's inputs {fn.in_types} "
-                         f"and it must have one output (it has {len(fn.outvars)})")
-    return fn.out_types[0]
+        raise ShapeError(f"checkpoint: operands ({got}) must match the sub-Function's inputs {fn.in_types}")
+    return tuple(fn.out_types)
 
 
-def _checkpoint_vjp(ct, out, *xs, fn):
-    parts = _vjp_parts(fn)
-    return tuple(checkpoint(parts[i], *xs, ct) if i in parts else None for i in range(len(xs)))
+@functools.lru_cache(maxsize=1024)
+def _checkpoint_vjp_part(fn, have: tuple):
+    """(xs..., the cotangents of the outputs `have`) -> the cotangents of the connected float
+    inputs; and those inputs."""
+    wrt = [i for i, v in enumerate(fn.invars) if v.type.is_float]
+    part = select_outputs(fn, list(have))
+    joint, connected = vjp(part, wrt)
+    kept = [k for k in range(len(wrt)) if connected[k]]
+    return select_outputs(joint, [len(have) + k for k in kept]), tuple(wrt[k] for k in kept)
 
 
-def _checkpoint_jvp(ts, out, *xs, fn):
-    part, wrt = _jvp_part(fn)
-    tangents = [ts[i] if ts[i] is not None else zeros(out.builder, xs[i].type) for i in wrt]
-    return checkpoint(part, *xs, *tangents)
+def _checkpoint_vjp(cts, outs, *xs, fn):
+    have = tuple(j for j, c in enumerate(cts) if c is not None)
+    part, wrt = _checkpoint_vjp_part(fn, have)
+    result = [None] * len(xs)
+    if wrt:
+        for i, g in zip(wrt, checkpoint(part, *xs, *[cts[j] for j in have])):
+            result[i] = g
+    return tuple(result)
+
+
+@functools.lru_cache(maxsize=1024)
+def _checkpoint_jvp_part(fn):
+    """(xs..., tangent per float input) -> the tangents of the float outputs; the float inputs
+    and outputs."""
+    wrt = tuple(i for i, v in enumerate(fn.invars) if v.type.is_float)
+    floats = tuple(j for j, t in enumerate(fn.out_types) if t.is_float)
+    n = len(fn.outvars)
+    return select_outputs(jvp(fn, wrt)[0], [n + j for j in floats]), wrt, floats
+
+
+def _checkpoint_jvp(ts, outs, *xs, fn):
+    part, wrt, floats = _checkpoint_jvp_part(fn)
+    if not floats:
+        return (None,) * len(outs)
+    tangents = [ts[i] if ts[i] is not None else zeros(outs[0].builder, xs[i].type) for i in wrt]
+    result = [None] * len(outs)
+    for j, t in zip(floats, checkpoint(part, *xs, *tangents)):
+        result[j] = t
+    return tuple(result)
 
 
 shape_rules[checkpoint_p] = _checkpoint_shape
-impls[checkpoint_p] = lambda *xs, fn: eval_function(fn, list(xs))[0]
+impls[checkpoint_p] = lambda *xs, fn: eval_function(fn, list(xs))
 vjp_rules[checkpoint_p] = _checkpoint_vjp
 jvp_rules[checkpoint_p] = _checkpoint_jvp
 batching_rules[checkpoint_p] = lambda axis_size, ins, batched, *, fn: checkpoint(
     _batched_fn(fn, tuple(batched), axis_size), *ins)
+prune_rules[checkpoint_p] = lambda eqn, used: ({"fn": select_outputs(eqn.params["fn"], list(used))}, used)
 
 
-def checkpoint(fn, *xs: Sym) -> Sym:
+def checkpoint(fn, *xs: Sym) -> tuple:
+    """Emit `checkpoint[fn] xs`: one Sym per output of fn."""
     return bind(checkpoint_p, *xs, fn=fn)
