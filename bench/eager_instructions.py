@@ -8,7 +8,9 @@ callgrind with the native call replaced by one returning a saved result, so
 only Python is counted, and collects inside `map` only (the loop itself, not
 imports or compiles). The difference between 300 and 100 steps, over 200,
 is the cost per step: one-time work cancels out. Reports the forward pass
-(recording) alone and the whole step (recording, tape.gradient, apply_gradients).
+(recording) alone and the whole step (recording, tape.gradient, apply_gradients),
+then one recorded `x[0]` and one recorded `x * y` (chains of 100 on a fresh
+tape, as bench/eager_tape.py times them; per op).
 """
 from __future__ import annotations
 
@@ -24,8 +26,31 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _run_op(part: str, steps: int) -> None:
+    """`steps` tapes each recording 100 of one op (x[0] or x * y), inside map()."""
+    import numpy as np
+
+    import gradtape as gt
+
+    x, y = gt.constant(np.array([1.2, 0.7])), gt.constant(np.array([0.3, 0.4]))
+    op = (lambda: x[0]) if part == "x[0]" else (lambda: x * y)
+
+    def chain(_):
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            for _ in range(100):
+                op()
+
+    for _ in range(20):
+        chain(0)
+    collections.deque(map(chain, range(steps)), maxlen=0)
+
+
 def _run(part: str, steps: int) -> None:
     """The measured program: warm up, stub the native call, then `steps` steps inside map()."""
+    if part in ("x[0]", "x * y"):
+        _run_op(part, steps)
+        return
     import gradtape as gt
     import workloads as W
     from gradtape.tracer import backward_cache
@@ -80,6 +105,9 @@ def main():
     for part in ("forward", "step"):
         per_step = (_instructions(part, 300) - _instructions(part, 100)) / 200
         print(f"eager W4 {part:8s} {per_step:10,.0f} Python instructions per step")
+    per_op = {part: (_instructions(part, 30) - _instructions(part, 10)) / 2000 for part in ("x[0]", "x * y")}
+    for part, n in per_op.items():
+        print(f"recorded {part:8s} {n:10,.0f} instructions per op ({n / per_op['x * y']:.2f}x x * y)")
 
 
 if __name__ == "__main__":
