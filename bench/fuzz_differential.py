@@ -10,6 +10,7 @@ Usage (from the repository root):
 
     python bench/fuzz_differential.py --n 10000 --seed 0 --jobs 1
     python bench/fuzz_differential.py --replay 1234     # one program: its text and findings
+    python bench/fuzz_differential.py --version 1 ...   # the generator before control flow and sorting
 
 Prints the count of findings by category, then the reproducing seed, program
 text and details of each. Exit status 1 if anything was found.
@@ -31,7 +32,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _worker(first: int, last: int) -> None:
+def _worker(first: int, last: int, version: int) -> None:
     """Check seeds first..last-1, one JSON line before and after each (read by _run_batch)."""
     sys.path.insert(0, ROOT)
     from tests.fuzz import differential, generator
@@ -41,20 +42,20 @@ def _worker(first: int, last: int) -> None:
         print(json.dumps({"start": seed}), flush=True)
         t0 = time.perf_counter()
         try:
-            findings = [(f.category, f.detail) for f in differential.check(generator.generate(seed))]
+            findings = [(f.category, f.detail) for f in differential.check(generator.generate(seed, version))]
         except Exception as e:  # noqa: BLE001 - a failure of the harness itself is reported too
             findings = [(f"harness:{type(e).__name__}", str(e)[:1000])]
         print(json.dumps({"seed": seed, "findings": findings, "seconds": time.perf_counter() - t0}), flush=True)
 
 
-def _run_batch(first: int, last: int, timeout: float) -> list:
+def _run_batch(first: int, last: int, timeout: float, version: int) -> list:
     """[(seed, findings)] for seeds first..last-1, restarting the worker after a crash or hang."""
     results = []
     while first < last:
         with tempfile.TemporaryFile() as err:
             env = dict(os.environ, GRADTAPE_DISK_CACHE="0", PYTHONPATH=ROOT)
             proc = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), "--worker", str(first), str(last)],
+                [sys.executable, os.path.abspath(__file__), "--worker", str(first), str(last), str(version)],
                 stdout=subprocess.PIPE, stderr=err, env=env, text=True, cwd=ROOT,
             )
             running, hung = None, False
@@ -98,12 +99,12 @@ def _run_batch(first: int, last: int, timeout: float) -> list:
     return results
 
 
-def _replay(seed: int) -> int:
+def _replay(seed: int, version: int) -> int:
     sys.path.insert(0, ROOT)
     from tests.fuzz import differential, generator
 
     differential.configure()
-    program = generator.generate(seed)
+    program = generator.generate(seed, version)
     print(program.text())
     findings = differential.check(program)
     for f in findings:
@@ -120,19 +121,25 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=100, help="programs per worker process (default 100)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds without progress before a worker is killed")
     parser.add_argument("--replay", type=int, metavar="SEED", help="run one program and print its text and findings")
-    parser.add_argument("--worker", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--version", type=int, default=None,
+                        help="generator version (default: the latest; 1 has no control flow or sorting)")
+    parser.add_argument("--worker", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    sys.path.insert(0, ROOT)
+    from tests.fuzz import generator
+
+    version = generator.LATEST if args.version is None else args.version
     if args.worker:
         _worker(*args.worker)
         return 0
     if args.replay is not None:
-        return _replay(args.replay)
+        return _replay(args.replay, version)
 
     t0 = time.perf_counter()
     batches = [(s, min(s + args.batch, args.seed + args.n)) for s in range(args.seed, args.seed + args.n, args.batch)]
     found, done = {}, 0
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = [pool.submit(_run_batch, a, b, args.timeout) for a, b in batches]
+        futures = [pool.submit(_run_batch, a, b, args.timeout, version) for a, b in batches]
         for fut in concurrent.futures.as_completed(futures):
             for seed, findings in fut.result():
                 done += 1
@@ -141,11 +148,11 @@ def main(argv=None) -> int:
                     print(f"seed {seed}: {', '.join(sorted({c for c, _ in findings}))}", file=sys.stderr, flush=True)
             print(f"... {done}/{args.n} programs, {len(found)} with findings, {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
-    _report(found, done, time.perf_counter() - t0)
+    _report(found, done, time.perf_counter() - t0, version)
     return 1 if found else 0
 
 
-def _report(found: dict, done: int, seconds: float) -> None:
+def _report(found: dict, done: int, seconds: float, version: int) -> None:
     sys.path.insert(0, ROOT)
     from tests.fuzz import generator
 
@@ -156,14 +163,14 @@ def _report(found: dict, done: int, seconds: float) -> None:
     by_category = collections.Counter(c for cats in per_program.values() for c in cats)
     mismatched = sum(any(c.startswith("mismatch:") for c in cats) for cats in per_program.values())
     crashed = sum(any(c.startswith(("crash:", "harness:")) for c in cats) for cats in per_program.values())
-    print(f"\n{done} programs in {seconds:.0f} s; {len(found)} with findings")
+    print(f"\n{done} programs (generator version {version}) in {seconds:.0f} s; {len(found)} with findings")
     print(f"programs with a mismatch: {mismatched}, with a crash: {crashed}")
     print("programs by category (one program may be in several):")
     for category, count in sorted(by_category.items()):
         print(f"  {count:6d}  {category}")
     for seed in sorted(found):
         print(f"\n===== seed {seed}: {', '.join(sorted({c for c, _ in found[seed]}))}")
-        print(generator.generate(seed).text())
+        print(generator.generate(seed, version).text())
         for category, detail in found[seed]:
             print(f"[{category}]\n{detail}\n")
 

@@ -34,7 +34,8 @@ TIGHT = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-3}
 # input: their decision at each point is part of the point's fingerprint.
 _KINKS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
           "logical_not", "abs", "sign", "floor", "ceil", "round", "maximum", "minimum",
-          "argmax", "argmin", "pow", "sqrt", "log", "log1p", "reduce_max", "reduce_min", "where"}
+          "argmax", "argmin", "pow", "sqrt", "log", "log1p", "reduce_max", "reduce_min", "where",
+          "argsort", "cond"}
 # op: (which input, the value where the op's derivative is singular).
 _SINGULAR_AT = {"sqrt": (0, 0.0), "log": (0, 0.0), "log1p": (0, -1.0), "pow": (0, 0.0), "div": (1, 0.0)}
 
@@ -284,6 +285,10 @@ def fingerprint(fn: ir.Function, args) -> list:
         name = op.name
         if name in _SINGULAR_AT and np.any(np.asarray(vals[_SINGULAR_AT[name][0]]) == _SINGULAR_AT[name][1]):
             singular = True
+        if name == "call":  # an equation of several results, one result at a time (interpret._several)
+            inner = params["fn"].eqns[0]
+            if inner.op.name == "cond" and inner.inputs[0] in params["fn"].invars:
+                prints.append(np.asarray(vals[params["fn"].invars.index(inner.inputs[0])]))
         if name == "cast" and out.dtype.itemsize < np.asarray(vals[0]).dtype.itemsize:
             # Rounding to float32 is a step function (derivative 0 almost everywhere),
             # differentiated as the identity: finite differences cannot check it.
@@ -297,8 +302,8 @@ def fingerprint(fn: ir.Function, args) -> list:
                 axes = params.get("axes", ())
                 kept = np.expand_dims(out, tuple(axes)) if out.ndim < np.ndim(vals[0]) else out
                 prints.append(np.asarray(vals[0]) == kept)
-            elif name == "where":
-                prints.append(np.asarray(vals[0]))
+            elif name in ("where", "cond"):
+                prints.append(np.asarray(vals[0]))  # the mask, or the branch taken
             else:
                 prints.append(out)
         return out

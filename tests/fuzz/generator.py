@@ -72,15 +72,22 @@ class Val:
     shape: tuple
 
 
-def generate(seed: int) -> Program:
-    """The program of `seed` (same seed, same program, on any machine)."""
-    return _Generator(np.random.default_rng(seed), seed).program()
+# The generator's versions: 1 has no control flow or sorting, 2 adds them.
+LATEST = 2
+
+
+def generate(seed: int, version: int = LATEST) -> Program:
+    """The program of `seed` (same seed and version, same program, on any machine)."""
+    if version not in (1, 2):
+        raise ValueError(f"generate: version must be 1 or 2, got {version!r}")
+    return _Generator(np.random.default_rng(seed), seed, version).program()
 
 
 class _Generator:
-    def __init__(self, rng, seed):
+    def __init__(self, rng, seed, version):
         self.rng = rng
         self.seed = seed
+        self.version = version
         self.lines = []
         self.pool = []
         self.uses_stop_gradient = False
@@ -134,7 +141,8 @@ class _Generator:
         inputs = [self.values(s, dtype) for s in shapes]
         self.env = {p.name: x for p, x in zip(params, inputs)}
         for _ in range(int(self.rng.integers(1, 8))):
-            step = self.pick(self.STEPS_TAME if self.tame else self.STEPS)
+            steps = self.STEPS_TAME if self.tame else self.STEPS
+            step = self.pick(steps + self.STEPS_V2 if self.version >= 2 else steps)
             getattr(self, step)()
         outs = [self.pool[-1]]
         if len(self.pool) > 2 and self.rng.random() < 0.4:
@@ -170,6 +178,9 @@ class _Generator:
         "tame_unary", "tame_unary", "binary_tame", "scalar_binary", "where", "reduce_tame",
         "softmax", "layout", "layout", "index", "join", "pad", "contract", "contract", "diag_trace",
     ]
+    # Steps added with version 2 (control flow and sorting); version 1's seeds
+    # (the regression tests' and the first 10,000-program run's) keep their programs.
+    STEPS_V2 = ["scan", "loop", "branch", "order"]
 
     def unary(self):
         a = self.operand()
@@ -466,6 +477,74 @@ class _Generator:
     def cast(self):
         a = self.operand()
         self.emit(f"gt.cast(gt.cast({a.name}, 'float32'), {a.name}.dtype)", a.shape)
+
+    # -- control flow and sorting ---------------------------------------------------
+    # Bodies and branches are smooth (TAME_UNARY, +, -, *): the interpreter's
+    # fingerprint does not see decisions inside a sub-function, so finite
+    # differences stay valid; the branch taken (cond/switch) is fingerprinted.
+    def body_expr(self, v: str, other: str | None = None) -> str:
+        """A smooth expression of the name v and, when given, of other (of a shape broadcasting
+        with v's: the result has their broadcast shape, whichever form is picked)."""
+        k1, k2 = self.pick(["0.5", "-0.75", "0.9"]), self.pick(["0.25", "1.5", "-1.0"])
+        u = self.pick(TAME_UNARY)
+        if other is not None:
+            return self.pick([f"gt.{u}({v} * {k1} + {other})", f"{v} * {k2} + gt.{u}({other}) * {k1}",
+                              f"gt.{u}({v}) * {other}"])
+        return self.pick([f"gt.{u}({v}) * {k1} + {v} * {k2}", f"gt.{u}({v} * {k1})", f"{v} * {k1} - gt.{u}({v})"])
+
+    def scan(self):
+        xs = self.operand()
+        if not xs.shape:
+            return self.loop()
+        init = self.fit(self.operand(), xs.shape[1:])
+        reverse = ", reverse=True" if self.rng.random() < 0.25 else ""
+        new_c, y = self.body_expr("c", "x"), self.pick(["c * x", "gt.sin(c) + x", "c"])
+        which = int(self.rng.integers(0, 2))
+        self.emit(f"gt.scan(lambda c, x: ({new_c}, {y}), {init}, {xs.name}{reverse})[{which}]")
+
+    def loop(self):
+        a = self.operand()
+        n = int(self.rng.integers(0, 4))
+        if self.rng.random() < 0.5:
+            step = self.body_expr("c")
+            if self.rng.random() < 0.3:
+                step += " + c * gt.cast(i, c.dtype) * 0.25"  # the counter enters the carry (in its dtype)
+            self.emit(f"gt.fori_loop(0, {n}, lambda i, c: {step}, {a.name})")
+        else:
+            step = self.body_expr("s[1]")
+            self.emit(f"gt.while_loop(lambda s: s[0] < {n}, lambda s: (s[0] + 1, {step}), (0, {a.name}))[1]")
+
+    def branch(self):
+        if self.special:
+            # vmap turns a batched branch into a select of both branches, whose
+            # gradient is NaN where the branch not taken is (inf in, as in JAX):
+            # a documented difference from one point at a time, not a finding.
+            return self.unary()
+        a = self.operand()
+        b = self.partner(a)
+        if self.rng.random() < 0.6:
+            pred = self.pick([f"gt.sum({a.name}) > {self.const()}", f"gt.max({b.name}) < {self.const()}"])
+            self.emit(f"gt.cond({pred}, lambda u, w: {self.body_expr('u', 'w')}, "
+                      f"lambda u, w: {self.body_expr('u', 'w')}, {a.name}, {b.name})")
+        else:
+            branches = ", ".join(f"lambda u: {self.body_expr('u')}" for _ in range(int(self.rng.integers(2, 4))))
+            index = self.pick([f"gt.argmax(gt.ravel({a.name}))", f"gt.argmin(gt.ravel({a.name})) - 1"])
+            self.emit(f"gt.switch({index}, [{branches}], {a.name})")
+
+    def order(self):
+        a = self.operand()
+        if not a.shape:
+            return self.emit(f"gt.sort(gt.reshape({a.name}, (1,)))")
+        ax = int(self.rng.integers(-len(a.shape), len(a.shape)))
+        r = self.rng.random()
+        if r < 0.4:
+            self.emit(f"gt.sort({a.name}, axis={ax})")
+        elif r < 0.6:
+            self.emit(f"gt.median({a.name}, axis={ax})")
+        else:
+            q = self.pick(["0.3", "[0.1, 0.75]", "0.5"])
+            method = self.pick(["linear", "lower", "higher", "nearest", "midpoint", "hazen", "weibull"])
+            self.emit(f"gt.quantile({a.name}, {q}, axis={ax}, method='{method}')")
 
     # -- fitting a value to a shape ------------------------------------------------
     def fit(self, v: Val, shape) -> str:

@@ -67,6 +67,38 @@ def einsum(subscripts, *operands, **kwargs):
     return np.einsum(subscripts, *[np.ascontiguousarray(x) for x in operands], **kwargs)
 
 
+def scan(f, init, xs, reverse=False):
+    carry, ys = init, []
+    for x in (xs[::-1] if reverse else xs):
+        carry, y = f(carry, x)
+        ys.append(np.asarray(y))
+    ys = ys[::-1] if reverse else ys
+    return carry, np.stack(ys)
+
+
+def fori_loop(lower, upper, body, init):
+    carry = init
+    for i in range(lower, upper):
+        carry = body(i, carry)
+    return carry
+
+
+def while_loop(cond_fun, body, init):
+    carry = init
+    while cond_fun(carry):
+        carry = body(carry)
+    return carry
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    return true_fun(*operands) if pred else false_fun(*operands)
+
+
+def switch(index, branches, *operands):
+    # An index out of range is clamped to the first or last branch (as in JAX).
+    return branches[min(max(int(index), 0), len(branches) - 1)](*operands)
+
+
 namespace = types.SimpleNamespace(**{
     name: getattr(np, name) for name in [
         "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arctan", "negative",
@@ -75,9 +107,11 @@ namespace = types.SimpleNamespace(**{
         "logical_not", "clip", "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin",
         "argmax", "argmin", "reshape", "ravel", "expand_dims", "squeeze", "broadcast_to", "transpose",
         "moveaxis", "swapaxes", "stack", "concatenate", "pad", "take", "matmul", "dot", "vdot", "inner",
-        "outer", "tensordot", "trace", "diag", "zeros_like", "ones_like", "full_like",
+        "outer", "tensordot", "trace", "diag", "zeros_like", "ones_like", "full_like", "sort", "median",
+        "quantile",
     ]
 })
 namespace.flatten = lambda x: np.asarray(x).flatten()
-for _fn in [relu, sigmoid, softplus, logsumexp, softmax, log_softmax, stop_gradient, cast, norm, constant, einsum]:
+for _fn in [relu, sigmoid, softplus, logsumexp, softmax, log_softmax, stop_gradient, cast, norm, constant, einsum,
+            scan, fori_loop, while_loop, cond, switch]:
     setattr(namespace, _fn.__name__, _fn)

@@ -34,3 +34,13 @@ def test_generated_inputs_include_special_values_and_kinks():
     values = np.concatenate([np.ravel(x) for s in range(300) for x in generator.generate(s).inputs])
     assert np.isnan(values).any() and np.isposinf(values).any() and np.isneginf(values).any()
     assert (values == 0).any() and (values == 1).any()
+
+
+def test_version_2_programs_use_control_flow_and_sorting_and_version_1_programs_do_not():
+    constructs = ["gt.scan(", "gt.fori_loop(", "gt.while_loop(", "gt.cond(", "gt.switch(", "gt.sort(", "gt.quantile("]
+    v2 = "".join(generator.generate(s).source for s in range(N_PROGRAMS))
+    assert all(c in v2 for c in constructs), [c for c in constructs if c not in v2]
+    v1 = "".join(generator.generate(s, version=1).source for s in range(300))
+    assert not any(c in v1 for c in constructs)
+    with pytest.raises(ValueError, match="version must be 1 or 2"):
+        generator.generate(0, version=3)
