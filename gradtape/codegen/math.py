@@ -24,6 +24,10 @@ result in f32 ULPs, over all 2^32 inputs for the polynomials.) pow with a consta
 exponent is computed as math_pow.py decides (NumPy's shortcuts for 0, 1,
 2, -1 and 0.5; multiplications for 3 and 4).
 
+A loop that calls two or more of these functions is also given vectorizer
+hints (math_loops.py, called by lowering.py): the target's widest vectors,
+two at a time, which on AVX-512 targets calls libmvec's zmm variants.
+
 The implementations:
 
     Polynomial(emit)         straight-line IR written here (math_poly.py),
