@@ -29,6 +29,7 @@ from _timing import per_call  # noqa: E402
 from scipy import special  # noqa: E402
 
 from gradtape.codegen.math import MATH_FUNCTIONS, emit_math  # noqa: E402
+from gradtape.codegen.math_loops import hint_math_loops  # noqa: E402
 from gradtape.ir import ops  # noqa: E402
 from tests.codegen.loop_kernel import jit_loop, loop_module  # noqa: E402  (shared with the tests)
 
@@ -53,11 +54,19 @@ def _time_kernel(kernel, out, ins):
     return per_call(lambda: kernel(*ptrs, n))
 
 
+def _hinted(module):
+    """`module` with the loop hints lower_function gives loops of 2+ math calls (math_loops.py)."""
+    hint_math_loops(module)
+    return module
+
+
 def bench_fused():
-    print("fused tanh(a*b + c) * exp(-a): ns/element (ratio = NumPy time / ours)")
-    print(f"{'dtype':6s} {'n':>9s} {'ours':>8s} {'numpy':>8s} {'ratio':>7s}")
+    print("fused tanh(a*b + c) * exp(-a): ns/element (ratio = NumPy time / ours; hinted: with the")
+    print("loop hints codegen gives loops of two or more math calls, codegen/math_loops.py)")
+    print(f"{'dtype':6s} {'n':>9s} {'ours':>8s} {'hinted':>8s} {'numpy':>8s} {'ratio':>7s} {'hinted':>7s}")
     for dtype, ty in ((np.float64, ir.DoubleType()), (np.float32, ir.FloatType())):
         kernel = _jit(loop_module(ty, 3, _fused_body), 3)
+        hinted = _jit(_hinted(loop_module(ty, 3, _fused_body)), 3)
         for n in SIZES:
             rng = np.random.default_rng(0)
             a, b, c = (rng.uniform(-3, 3, n).astype(dtype) for _ in range(3))
@@ -68,9 +77,14 @@ def bench_fused():
             # relative to the largest output, not elementwise
             scale = np.abs(expect).max()
             assert np.abs(out - expect).max() <= (1e-6 if dtype == np.float32 else 1e-14) * scale
+            plain = out.copy()
+            hinted(out.ctypes.data, a.ctypes.data, b.ctypes.data, c.ctypes.data, n)
+            assert np.array_equal(out, plain)  # the same instructions per element, more at a time
             ours = _time_kernel(kernel, out, (a, b, c)) / n * 1e9
+            ours_hinted = _time_kernel(hinted, out, (a, b, c)) / n * 1e9
             ref = per_call(lambda: np.tanh(a * b + c) * np.exp(-a)) / n * 1e9
-            print(f"{np.dtype(dtype).name:6s} {n:9d} {ours:8.2f} {ref:8.2f} {ref / ours:6.1f}x")
+            print(f"{np.dtype(dtype).name:6s} {n:9d} {ours:8.2f} {ours_hinted:8.2f} {ref:8.2f} "
+                  f"{ref / ours:6.1f}x {ref / ours_hinted:6.1f}x")
 
 
 # What a NumPy user calls for the functions that are not ufuncs of that name.
