@@ -144,3 +144,12 @@ def test_hints_need_a_vector_function_of_that_width(monkeypatch):
     math_loops.hint_math_loops(module)
     hints = loop_hints(str(module))
     assert hints and "llvm.loop.vectorize.width" not in hints[0]
+
+
+def test_a_loop_of_more_math_calls_than_the_cap_keeps_the_width_but_is_not_interleaved(monkeypatch):
+    """Interleaving the largest bodies costs LLVM's backend more than linearly (math_loops.MAX_INTERLEAVED_CALLS)."""
+    monkeypatch.setattr(math_loops, "MAX_INTERLEAVED_CALLS", 3)  # chain(12 ops)'s gradient calls 9
+    hints = loop_hints(str(lower_function(gt.make_ir(gt.grad(chain), np.ones(256)), "f").module))
+    assert len(hints) == 1 and "llvm.loop.interleave.count" not in hints[0], hints
+    if cpu.current().is_x86 and HAS_LIBMVEC:
+        assert hints[0]["llvm.loop.vectorize.width"] == lanes(np.float64)
