@@ -489,7 +489,7 @@ class _Generator:
         u = self.pick(TAME_UNARY)
         if other is not None:
             return self.pick([f"gt.{u}({v} * {k1} + {other})", f"{v} * {k2} + gt.{u}({other}) * {k1}",
-                              f"gt.{u}({v}) * {other}"])
+                              f"gt.{u}({v}) * gt.tanh({other})"])  # bounded: no chaotic map
         return self.pick([f"gt.{u}({v}) * {k1} + {v} * {k2}", f"gt.{u}({v} * {k1})", f"{v} * {k1} - gt.{u}({v})"])
 
     def scan(self):
@@ -499,8 +499,10 @@ class _Generator:
         init = self.fit(self.operand(), xs.shape[1:])
         reverse = ", reverse=True" if self.rng.random() < 0.25 else ""
         new_c, y = self.body_expr("c", "x"), self.pick(["c * x", "gt.sin(c) + x", "c"])
-        which = int(self.rng.integers(0, 2))
-        self.emit(f"gt.scan(lambda c, x: ({new_c}, {y}), {init}, {xs.name}{reverse})[{which}]")
+        # Both results are used: reverse mode through a scan runs every step's VJP, the last
+        # carry update's too, and 0 * inf there is NaN when the final carry is unused (as in
+        # JAX), where a tape, which unrolls the loop, never reaches that dead update.
+        self.emit(f"gt.add(*gt.scan(lambda c, x: ({new_c}, {y}), {init}, {xs.name}{reverse}))")
 
     def loop(self):
         a = self.operand()
