@@ -132,8 +132,8 @@ class SubFunction:
         self.dynamic = dynamic
         self.ctx = _build(fn, plan_storage(fn), dynamic)
         steps = block_matvec_pairs(fuse_fills(self.ctx.steps))
-        # A dynamic version (codegen/dynamic.py) runs on one thread: its sizes are not known here.
-        self.ctx.steps = steps if dynamic else split_for_threads(self.ctx, steps)
+        # A dynamic version (codegen/dynamic.py) splits only fills of a run-time size.
+        self.ctx.steps = split_for_threads(self.ctx, steps, dynamic)
         self.arena_plan = None
         if dynamic:  # offsets are planned per run-time size, and read from the sizes vector
             self.arena_plan = dynamic_arena_plan(self.ctx.steps, self.ctx.arena_buffers)

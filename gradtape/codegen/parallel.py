@@ -28,11 +28,14 @@ which must run without gradtape) steps are left whole.
 """
 from __future__ import annotations
 
+import functools
+
 import llvmlite.ir as ir
 import numpy as np
 
 from ..ir import TensorType
 from .dtypes import F64, I8, I64, constant, value_type
+from .dynamic_sizes import DynamicUnsupported, is_symbolic
 from .emitter import Emitter, merge_carries
 from .lowered import blas_allowed
 from .nodes import placement_splits
@@ -60,14 +63,42 @@ def external_address(symbol: str) -> int | None:
     return None
 
 
-def split_for_threads(ctx, steps) -> list:
-    """`steps` with every large step that can be split wrapped in a ParallelStep."""
+def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
+    """`steps` with every large step that can be split wrapped in a ParallelStep.
+
+    In a dynamic version (codegen/dynamic.py) only fills whose outermost size holds the
+    run-time N are split: their number of units is computed when the code runs (as a static
+    size's is at compile time), and the pool runs them alone below its threshold. A fill
+    whose split would need N as a number is left whole.
+    """
     if _pool_address is None or not blas_allowed():  # blas=False: code that runs without the runtime
         return steps
-    out = [_split(ctx, step) or step for step in steps]
+    split = _split_dynamic if dynamic else _split
+    out = [split(ctx, step) or step for step in steps]
     if any(isinstance(s, ParallelStep) for s in out):
         ctx.use_external(PARALLEL_FOR, _pool_address())
     return out
+
+
+def _split_dynamic(ctx, step):
+    if not isinstance(step, (Fill, FusedFill)):
+        return None
+    fills = [step] if isinstance(step, Fill) else step.fills
+    dest = fills[0].dest
+    if not is_symbolic(dest.type.size):
+        return None
+    if all(f.dest.linear and f.src.linear for f in fills):
+        return ParallelStep(step, _FlatFill(fills))
+    if not dest.shape or not is_symbolic(dest.shape[0]) or any(is_symbolic(d) for d in dest.shape[1:]):
+        return None  # units of rows need a static row and a run-time count of rows
+    try:
+        per_fill = [placement_splits(f.src, dest.shape) for f in fills]
+        splits = [set().union(*cuts) for cuts in zip(*per_fill)]
+        rows = _Rows(dest.shape, splits)
+        rows.edges()  # every cut ordered for every N, or DynamicUnsupported
+    except DynamicUnsupported:
+        return None
+    return ParallelStep(step, _RowFill(fills, rows))
 
 
 def _split(ctx, step):
@@ -120,26 +151,40 @@ class ParallelStep(Step):
         module, b = k.module, k.b
         buffers = sorted(self.step.reads() | self.step.writes() | ({self.scratch} if self.scratch else set()),
                          key=lambda buf: (buf.kind, buf.slot if buf.slot is not None else -1, buf.offset or 0))
-        body = _units_function(module, f"{b.function.name}.units", buffers, self.split)
-        entry = _range_entry(module, f"{b.function.name}.range", body, len(buffers))
-        ctx = b.alloca(_I8P, size=len(buffers), name="par.ctx")
-        for i, buf in enumerate(buffers):
-            b.store(b.bitcast(k.pointer(buf), _I8P), b.gep(ctx, [k.i64(i)], inbounds=True))
-        b.call(_parallel_for(module), [entry, ctx, k.i64(self.split.units), k.i64(self.split.elements)])
+        dynamic = is_symbolic(self.split.elements)  # the units read the run-time sizes too
+        body = _units_function(module, f"{b.function.name}.units", buffers, self.split, dynamic)
+        entry = _range_entry(module, f"{b.function.name}.range", body, len(buffers) + dynamic)
+        ctx = b.alloca(_I8P, size=len(buffers) + dynamic, name="par.ctx")
+        pointers = [k.pointer(buf) for buf in buffers] + ([k.sizes] if dynamic else [])
+        for i, pointer in enumerate(pointers):
+            b.store(b.bitcast(pointer, _I8P), b.gep(ctx, [k.i64(i)], inbounds=True))
+        if self.split.units is None:  # ceil(count / per_unit) of a run-time count
+            count, per_unit = self.split.unit_count
+            units = b.udiv(b.add(k.i64(count), k.i64(per_unit - 1)), k.i64(per_unit))
+        else:
+            units = k.i64(self.split.units)
+        b.call(_parallel_for(module), [entry, ctx, units, k.i64(self.split.elements)])
         self.split.finish(k)
 
 
-def _units_function(module, name, buffers, split) -> ir.Function:
-    """`void name(i8* noalias buf..., i64 first, i64 stop)`: units [first, stop), inlined into its caller."""
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I8P] * len(buffers) + [I64, I64]), name)
+def _units_function(module, name, buffers, split, dynamic: bool = False) -> ir.Function:
+    """`void name(i8* noalias buf..., [i8* sizes,] i64 first, i64 stop)`: units [first, stop),
+    inlined into its caller; with `dynamic`, the run-time sizes vector follows the buffers."""
+    n_args = len(buffers) + dynamic
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I8P] * n_args + [I64, I64]), name)
     fn.linkage = "internal"
     fn.attributes.add("alwaysinline")
     fn.attributes.add("nounwind")
     for arg in fn.args[:len(buffers)]:
         arg.add_attribute("noalias")  # as lowering's steps: the buffers a step touches never overlap
+    sizes_block = fn.append_basic_block("sizes") if dynamic else None  # run-time sizes, first
     k = Emitter(module, ir.IRBuilder(fn.append_basic_block("entry")), dict(zip(buffers, fn.args)))
+    if dynamic:
+        k.use_sizes(fn.args[len(buffers)], sizes_block)
     split.emit_units(k, fn.args[-2], fn.args[-1])
     k.b.ret_void()
+    if dynamic:
+        ir.IRBuilder(sizes_block).branch(fn.basic_blocks[1])
     return fn
 
 
@@ -213,12 +258,22 @@ class _Rows:
         self.splits = splits
         row = int(np.prod(self.shape[1:], dtype=np.int64)) * work
         self.rows_per_unit = max(1, UNIT_ELEMENTS // max(row, 1))
-        self.units = -(-self.shape[0] // self.rows_per_unit) if self.shape else 0
+        if self.shape and is_symbolic(self.shape[0]):  # a run-time count: ParallelStep computes it
+            self.units, self.unit_count = None, (self.shape[0], self.rows_per_unit)
+        else:
+            self.units = -(-self.shape[0] // self.rows_per_unit) if self.shape else 0
+
+    def edges(self) -> list:
+        """0, the cuts of the outermost axis inside it, and its size, in order (for every N of a
+        run-time size: `a <= b` must hold for every N, or this raises DynamicUnsupported)."""
+        d0 = self.shape[0]
+        inside = [c for c in self.splits[0] if 0 < c < d0]
+        return [0] + sorted(inside, key=functools.cmp_to_key(_order)) + [d0]
 
     def loop(self, k, first, stop, body, carry=()):
         """Every index of units [first, stop) in C order: body(idx, *carry) -> carry."""
         d0 = self.shape[0]
-        edges = [0] + sorted(c for c in self.splits[0] if 0 < c < d0) + [d0]
+        edges = self.edges()
         r0 = k.b.mul(first, k.i64(self.rows_per_unit))
         r1 = _min(k, k.b.mul(stop, k.i64(self.rows_per_unit)), d0)
         for lo, hi in zip(edges, edges[1:]):
@@ -230,11 +285,24 @@ class _Rows:
         return carry
 
 
+def _order(a, b) -> int:
+    """-1 when a <= b, 1 when b < a: decided for every N of a run-time size, or DynamicUnsupported."""
+    if a == b:
+        return 0
+    try:
+        return 1 if b <= a else -1
+    except DynamicUnsupported:  # N-1 <= 1 holds for N = 2 only; 1 <= N-1 for every N >= 2
+        return -1 if a <= b else 1
+
+
 class _FlatFill:
     def __init__(self, fills):
         self.fills = fills
         self.elements = fills[0].dest.type.size
-        self.units = -(-self.elements // UNIT_ELEMENTS)
+        if is_symbolic(self.elements):  # a run-time count: ParallelStep computes it
+            self.units, self.unit_count = None, (self.elements, UNIT_ELEMENTS)
+        else:
+            self.units = -(-self.elements // UNIT_ELEMENTS)
 
     def emit_units(self, k, first, stop):
         n = self.elements
@@ -253,6 +321,7 @@ class _RowFill:
         self.rows = rows
         self.elements = fills[0].dest.type.size
         self.units = rows.units
+        self.unit_count = getattr(rows, "unit_count", None)
 
     def emit_units(self, k, first, stop):
         self.rows.loop(k, first, stop, lambda idx: [f.dest.store(k, idx, f.src.read(k, idx)) for f in self.fills])

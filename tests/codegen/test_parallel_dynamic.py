@@ -1,0 +1,71 @@
+"""A dynamic version (one compile for every size, codegen/dynamic.py) splits its large fills
+across threads as a specialized version does: the number of units is computed at run time from
+the size, so results are the same bits as the specialized version's for any number of threads."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape import codegen
+from gradtape.codegen.dynamic import lower_dynamic
+from gradtape.codegen.dynamic_generalize import generalize
+from gradtape.codegen.parallel import PARALLEL_FOR, UNIT_ELEMENTS
+from gradtape.ir.optimize import optimize
+from gradtape.runtime import parallel
+
+U = UNIT_ELEMENTS
+# Below the smallest split (one unit), around two units, odd sizes, a last unit of one element.
+SIZES = [2, 3, U - 1, 2 * U - 1, 2 * U, 2 * U + 1, 3 * U + 7, 5 * U + 1]
+
+
+@pytest.fixture(autouse=True)
+def restore_settings():
+    saved = parallel.threads, parallel.min_elements
+    yield
+    parallel.configure(threads=saved[0], min_elements=saved[1])
+
+
+def rosen(x):
+    return gt.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosen_grad_numpy(x):
+    d = x[1:] - x[:-1] ** 2
+    g = np.zeros_like(x)
+    g[:-1] = -400.0 * x[:-1] * d - 2.0 * (1.0 - x[:-1])
+    g[1:] += 200.0 * d
+    return g
+
+
+def _dynamic_module(f, n1=50_000, n2=60_000) -> str:
+    f1 = optimize(gt.make_ir(f, np.ones(n1)))
+    f2 = optimize(gt.make_ir(f, np.ones(n2)))
+    sym = generalize(f1, n1, f2, n2)
+    assert sym is not None
+    return str(lower_dynamic(sym.fn, "f").module)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: x * 2.0 + gt.sin(x),   # a flat fill: units of elements
+    gt.grad(rosen),                  # a fill of pieces (x[1:], x[:-1] placed): units of rows
+], ids=["flat", "pieces"])
+def test_a_dynamic_version_splits_its_fills(f):
+    assert PARALLEL_FOR in _dynamic_module(f)
+    assert PARALLEL_FOR in str(codegen.lower(optimize(gt.make_ir(f, np.ones(50_000))), "f").module)
+
+
+def test_dynamic_version_gives_the_specialized_bits_for_any_number_of_threads():
+    rng = np.random.default_rng(0)
+    dynamic = gt.grad(rosen)
+    for n in (40_000, 50_000):  # the second size makes the dynamic version
+        dynamic(rng.uniform(-1, 1, n))
+    for n in SIZES:
+        x = rng.uniform(-1, 1, n)
+        want = np.asarray(gt.grad(rosen, dynamic=False)(x))
+        np.testing.assert_allclose(want, rosen_grad_numpy(x), rtol=1e-12, atol=1e-12)
+        for threads in (1, 2, 3):
+            parallel.configure(threads=threads, min_elements=0)
+            got = np.asarray(dynamic(x))
+            assert np.array_equal(got, want), f"n={n}, {threads} threads"
+    assert dynamic.cache_info().compiles == 2  # the first size, then the dynamic version for all others
