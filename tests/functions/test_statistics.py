@@ -13,6 +13,7 @@ import pytest
 import gradtape as gt
 from gradtape.functions.quantile_positions import METHODS
 from gradtape.tracer.tensor import Tensor
+from tests.quantile_reference import FIXED_IN, quantile_reference
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((3, 4, 5))
@@ -211,9 +212,21 @@ def test_ptp_gradient_is_max_minus_min():
 def test_quantile_matches_numpy(axis, method, keepdims):
     q = [0.0, 0.13, 0.5, 0.75, 1.0]
     got = np.quantile(gt.constant(X), q, axis=axis, method=method, keepdims=keepdims)
-    want = np.quantile(X, q, axis=axis, method=method, keepdims=keepdims)
+    want = quantile_reference(X, q, axis=axis, method=method, keepdims=keepdims)
     assert got.shape == want.shape
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+
+
+@pytest.mark.skipif(np.lib.NumpyVersion(np.__version__) < FIXED_IN,
+                    reason="NumPy before 2.1 picks the wrong order statistic at halfway ranks")
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_the_closest_observation_reference_is_numpys_own(axis, keepdims):
+    x = RNG.standard_normal((4, 7, 6))
+    q = [0.0, 0.07, 0.25, 0.5, 0.75, 1.0]
+    want = np.quantile(x, q, axis=axis, method="closest_observation", keepdims=keepdims)
+    got = quantile_reference(x, q, axis=axis, method="closest_observation", keepdims=keepdims)
+    assert got.shape == want.shape and np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("axis", [None, 1, (1, 2)])
