@@ -75,3 +75,15 @@ def test_seed_3504_the_reference_einsum_multiplies_a_broadcast_operand_term_by_t
         assert np.isnan(a @ b).all()
     np.testing.assert_array_equal(gt.einsum("ij,jk->ik", gt.constant(a), gt.constant(b)).numpy(), np.nan)
     _agrees_on_every_path(3504)
+
+
+def test_seed_11324_an_outer_product_keeps_the_sign_of_a_zero_product():
+    # -1 * 0 is -0 (IEEE), as np.multiply.outer gives; NumPy's einsum adds the product to a
+    # +0 and gives +0, so the reference computes einsums without a summed index as products.
+    program = generator.generate(11324)
+    assert not differential.check(program)
+    a, b = np.array([-1.0, 1e300]), np.zeros(2)
+    want = np.multiply.outer(a, b)
+    assert np.signbit(want[0]).all() and not np.signbit(want[1]).any()
+    got = np.asarray(gt.differentiable(lambda a, b: gt.einsum("i,j->ij", a, b))(a, b))
+    assert np.array_equal(np.signbit(got), np.signbit(want)) and np.array_equal(got, want)
