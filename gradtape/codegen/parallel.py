@@ -87,18 +87,27 @@ def _split_dynamic(ctx, step):
     dest = fills[0].dest
     if not is_symbolic(dest.type.size):
         return None
-    if all(f.dest.linear and f.src.linear for f in fills):
-        return ParallelStep(step, _FlatFill(fills))
-    if not dest.shape or not is_symbolic(dest.shape[0]) or any(is_symbolic(d) for d in dest.shape[1:]):
+    flat = all(f.dest.linear and f.src.linear for f in fills)
+    if not flat and (not is_symbolic(dest.shape[0]) or any(is_symbolic(d) for d in dest.shape[1:])):
         return None  # units of rows need a static row and a run-time count of rows
     try:
-        per_fill = [placement_splits(f.src, dest.shape) for f in fills]
-        splits = [set().union(*cuts) for cuts in zip(*per_fill)]
-        rows = _Rows(dest.shape, splits)
-        rows.edges()  # every cut ordered for every N, or DynamicUnsupported
+        split = _fill_split(fills)
+        if not flat:
+            split.rows.edges()  # every cut ordered for every N, or DynamicUnsupported
     except DynamicUnsupported:
         return None
-    return ParallelStep(step, _RowFill(fills, rows))
+    return ParallelStep(step, split)
+
+
+def _fill_split(fills):
+    """Units of elements for a flat fill, else of rows of the outermost axis (cut where the
+    fills' pieces are placed)."""
+    dest = fills[0].dest
+    if all(f.dest.linear and f.src.linear for f in fills):
+        return _FlatFill(fills)
+    per_fill = [placement_splits(f.src, dest.shape) for f in fills]
+    splits = [set().union(*cuts) for cuts in zip(*per_fill)]
+    return _RowFill(fills, _Rows(dest.shape, splits))
 
 
 def _split(ctx, step):
@@ -107,12 +116,8 @@ def _split(ctx, step):
         dest = fills[0].dest
         if dest.type.size < 2 * UNIT_ELEMENTS:
             return None
-        if all(f.dest.linear and f.src.linear for f in fills):
-            return ParallelStep(step, _FlatFill(fills))
-        per_fill = [placement_splits(f.src, dest.shape) for f in fills]
-        splits = [set().union(*cuts) for cuts in zip(*per_fill)]
-        rows = _Rows(dest.shape, splits)
-        return ParallelStep(step, _RowFill(fills, rows)) if rows.units >= 2 else None
+        split = _fill_split(fills)
+        return ParallelStep(step, split) if split.units >= 2 else None
     if isinstance(step, Reduce):
         src = step.src
         if src.type.size < 2 * UNIT_ELEMENTS or step.dest.type.size == 0:
