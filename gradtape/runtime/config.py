@@ -8,13 +8,17 @@ Each is a plain module attribute, so tests and programs may also assign it:
 - `dynamic_plans` (GRADTAPE_DYNAMIC_PLANS, default on): a tape's backward
   plans that differ only in one size share one compiled dynamic version
   (dynamic_serving.py); off, each plan compiles its own.
-- `async_compile` (GRADTAPE_ASYNC_COMPILE, default on): compile_function_async
-  builds native code on a background thread; off, it compiles in the caller
-  and returns a finished future. Staged functions (gradtape.grad, ...) and
-  the tape's compiled backward use it: with it on, a new signature is served
-  by the reference interpreter until its native code is ready (W3's first
-  call: about 30 ms instead of 200-300 ms, bench/first_call.py); call
-  runtime.wait_for_compiles() before timing steady-state calls.
+- `async_compile` (GRADTAPE_ASYNC_COMPILE, default off): off, a new
+  signature's native code is compiled in the call that meets it (as JAX's
+  `jit` does), so the same program gives the same bits in every run. On,
+  compile_function_async builds native code on a background thread and the
+  reference interpreter serves the calls made meanwhile (W3's first call:
+  about 30 ms instead of 200-300 ms, bench/first_call.py); the interpreter's
+  last bits differ from native code's, so which calls it served, and so the
+  results, then depend on timing. It is meant for interactive use; call
+  runtime.wait_for_compiles() before timing steady-state calls. The tape's
+  backward plans are interpreted for their first runs either way: that
+  switch is by a count of runs, not by time (tracer/backward_plan.py).
 - The target CPU (GRADTAPE_CPU, default `host`) is read by
   gradtape.codegen.cpu, since the code generator's choices depend on it too.
 - `opt_level` (GRADTAPE_OPT_LEVEL, default 2): the new pass manager's speed
@@ -96,7 +100,8 @@ def _flag(name: str, default: bool) -> bool:
     return value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
-async_compile = _flag("GRADTAPE_ASYNC_COMPILE", True)
+# Off by default: results must not depend on when a background compile finishes (see above).
+async_compile = _flag("GRADTAPE_ASYNC_COMPILE", False)
 # A tape's backward plans that differ only in a size share one dynamic version (dynamic_serving.py).
 dynamic_plans = _flag("GRADTAPE_DYNAMIC_PLANS", True)
 opt_level = int(os.environ.get("GRADTAPE_OPT_LEVEL", "2"))

@@ -24,7 +24,7 @@ The policy:
   longer than interpreting it a few times.
 - The next run starts the compile; exactly one run does, however many
   threads call. With background compiles (config.async_compile,
-  GRADTAPE_ASYNC_COMPILE, on by default) that run is interpreted, and its
+  GRADTAPE_ASYNC_COMPILE, off by default) that run is interpreted, and its
   caller submits the compile once the run is done, so that the compile does
   not compete with that run for the GIL and the cores (W3's first call took
   99 ms instead of 36 when it did, bench/first_call.py --async). Every run

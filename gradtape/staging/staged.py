@@ -14,8 +14,9 @@ Three other ways through a call, all decided on the slow path:
     computed compiled and recorded as `call` equations (tape_calls.py);
   - the trace captured values of an enclosing trace: inlined, never cached.
 
-With background compiles on (gradtape.runtime.config.async_compile, the
-default; GRADTAPE_ASYNC_COMPILE=0 turns them off) the call that misses does
+With background compiles on (gradtape.runtime.config.async_compile,
+GRADTAPE_ASYNC_COMPILE=1; off by default, for results that do not depend on
+timing) the call that misses does
 not wait for native code: the reference interpreter serves it, and then it
 starts the compile on the runtime's worker thread; the interpreter serves
 calls until the code is ready, and the first call after that switches to it

@@ -5,9 +5,10 @@ A `BackwardPlan` names the values to pass in by their positions in the
 recording's structure (`RecordedVar.index`), never by Var or tensor, so it
 keeps no forward value alive. It runs its function through `serve`, the
 compile hook the package root installs (gradtape.runtime.serving's
-ServedFunction: the reference interpreter until native code compiled in the
-background is ready, compiling from the `compile_after_runs`-th run; off
-with runtime.config.async_compile = False or GRADTAPE_ASYNC_COMPILE=0). The
+ServedFunction: the reference interpreter for the first runs, native code
+compiled in the `compile_after_runs`-th run from then on; with
+runtime.config.async_compile on, the compile runs in the background and the
+interpreter serves until it is ready). The
 tracer imports neither runtime nor codegen: with no hook installed, the
 interpreter runs every plan.
 """
