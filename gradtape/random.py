@@ -14,7 +14,8 @@ split it for more (`split(key, n)`), as with JAX's keys.
 `np.random` inside a staged function is different: it runs once, while the
 function is traced, and its numbers become constants of the compiled code,
 the same at every call. gradtape warns (RandomStateFrozenWarning) when a
-trace changes NumPy's global random state.
+trace changes NumPy's global random state or draws from a RandomState or
+Generator the function reaches by name.
 """
 from __future__ import annotations
 

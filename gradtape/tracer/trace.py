@@ -28,7 +28,7 @@ import numpy as np
 from .. import ir
 from . import tree
 from .errors import add_note
-from .frozen_random import watch_global_random_state
+from .frozen_random import watch_random_draws
 from .signature import describe
 from .tensor import Tensor
 from .trace_context import FunctionTrace, check_live, tracing
@@ -83,7 +83,7 @@ def trace_call(f, args, sig, fname: str) -> Traced:
             traced_args.append(a)
         else:
             traced_args.append(tree.unflatten(a, abstract[r[0]:r[1]]))
-    with tracing(builder), watch_global_random_state(fname):
+    with tracing(builder), watch_random_draws(fname, f):
         try:
             out = f(*traced_args)
         except Exception as err:

@@ -132,3 +132,34 @@ def test_np_random_in_a_trace_warns_that_its_numbers_are_frozen():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         clean(gt.random.key(0), np.zeros(3))
+
+
+_GLOBAL_RNG = np.random.default_rng(3)
+
+
+def test_a_randomstate_in_the_closure_or_a_generator_in_globals_warns_at_the_users_call():
+    rs = np.random.RandomState(0)
+
+    def objective(params):  # black-box variational inference's shape: noise from a closure's RandomState
+        return gt.sum((rs.randn(5, 3) * params) ** 2)
+
+    def from_global(x):
+        return x + _GLOBAL_RNG.normal(size=3)
+
+    for fun, kind in [(objective, "RandomState"), (from_global, "Generator")]:
+        with pytest.warns(RandomStateFrozenWarning, match=rf"drew from a np.random.{kind} while gradtape traced it") as rec:
+            gt.grad(lambda x: gt.sum(fun(x)))(np.ones(3))
+        assert rec[0].filename == __file__  # the user's line, not gradtape's
+
+
+def test_a_generator_only_read_or_reached_but_unused_does_not_warn():
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=3)
+
+    def uses_its_own_key(key, x):
+        _ = rng  # reachable, never drawn from in the trace
+        return x + noise + gt.random.normal(key, (3,))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gt.differentiable(uses_its_own_key)(gt.random.key(0), np.zeros(3))
