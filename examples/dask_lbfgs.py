@@ -32,12 +32,25 @@ def make_data(n, d, seed=0):
     return X, y
 
 
+def _scattered(client, a, rows: int):
+    """A dask array of `a`'s row chunks, each already in a worker's memory."""
+    import dask
+    import dask.array as da
+
+    pieces = [a[i:i + rows] for i in range(0, len(a), rows)]
+    futures = client.scatter(pieces)
+    return da.concatenate([da.from_delayed(dask.delayed(f), p.shape, p.dtype) for f, p in zip(futures, pieces)])
+
+
 def fit(X, y, chunks: int, client=None):
     import dask.array as da  # optional dependency: gradtape[dask]
 
     rows = -(-len(y) // chunks)
-    Xd = da.from_array(X, chunks=(rows, X.shape[1])).persist()
-    yd = da.from_array(y, chunks=rows).persist()
+    if client is None:
+        Xd = da.from_array(X, chunks=(rows, X.shape[1])).persist()
+        yd = da.from_array(y, chunks=rows).persist()
+    else:  # send each chunk to the workers once, rather than the whole arrays inside the task graph
+        Xd, yd = (_scattered(client, a, rows) for a in (X, y))
     return gtd.minimize(gt.value_and_grad(loss_fn), np.zeros(X.shape[1]), Xd, yd, reduce="mean", client=client,
                         options={"gtol": 1e-9, "ftol": 1e-15})
 

@@ -38,7 +38,11 @@ def main(argv=None) -> int:
     (argparse's own errors exit with 2 the same way); 1 when compiling or
     exporting fails (gradtape.aot.AotError).
     """
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        parser.print_help()  # what the command can do, rather than argparse's "arguments are required"
+        return 0
+    args = parser.parse_args(argv)
     try:
         return args.run(args)
     except UsageError as e:

@@ -119,8 +119,9 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if not _is_float(a):
         a, b = ew.cast(a, np.float64), ew.cast(b, np.float64)
     dt = a.dtype.type
-    within = ew.less_equal(ew.abs(ew.subtract(a, b)),
-                           ew.add(dt(atol), ew.multiply(dt(rtol), ew.abs(b))))
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: infinities are decided below, as NumPy does
+        within = ew.less_equal(ew.abs(ew.subtract(a, b)),
+                               ew.add(dt(atol), ew.multiply(dt(rtol), ew.abs(b))))
     close = ew.logical_or(ew.logical_and(within, isfinite(b)), ew.equal(a, b))
     if equal_nan:
         close = ew.logical_or(close, ew.logical_and(isnan(a), isnan(b)))

@@ -73,7 +73,7 @@ def test_seed_3504_the_reference_einsum_multiplies_a_broadcast_operand_term_by_t
     with np.errstate(invalid="ignore"):
         assert np.isnan(numpy_reference.namespace.einsum("ij,jk->ik", a, b)).all()
         assert np.isnan(a @ b).all()
-    np.testing.assert_array_equal(gt.einsum("ij,jk->ik", gt.constant(a), gt.constant(b)).numpy(), np.nan)
+        np.testing.assert_array_equal(gt.einsum("ij,jk->ik", gt.constant(a), gt.constant(b)).numpy(), np.nan)
     _agrees_on_every_path(3504)
 
 
