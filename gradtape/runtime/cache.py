@@ -316,6 +316,14 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def count_build(loaded_from_disk: bool, seconds: float):
+    """Count a build made outside this cache (a dynamic version, dynamic_kernel.py) in cache_info()."""
+    with _lock:
+        _stats["disk_loads" if loaded_from_disk else "compiles"] += 1
+        _stats["native"] += 1
+        _stats["compile_seconds"] += seconds
+
+
 def cache_info() -> dict:
     """Counters of the in-memory cache since the last clear_cache().
 

@@ -13,8 +13,8 @@ The second member whose dims differ from the first's by one size N1 -> N2
 codegen.dynamic_generalize.generalize, then DynamicKernel. Every member
 offered afterwards runs it when its own Function is exactly the dynamic one
 at its N (`SymbolicFunction.matches`), and otherwise is compiled by its
-caller as always. `log` hears each decision (`compiled`, `used`,
-`declined`, `failed`, each with the caller's label first).
+caller as always. `log` hears each decision (`starting`, `compiled`,
+`used`, `declined`, `failed`, each with the caller's label first).
 """
 from __future__ import annotations
 
@@ -72,6 +72,7 @@ class Family:
             self.failed = True
             self.log.failed(label, "the programs at two sizes differ in more than sizes")
             return False
+        self.log.starting(label)
         try:
             kernel = DynamicKernel(sym.fn, f"{label} dynamic")
         except Exception as e:  # Unsupported, DynamicUnsupported, CompileError: specialized versions

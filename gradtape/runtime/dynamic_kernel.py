@@ -7,6 +7,12 @@
 Binding compiles nothing: it plans the arena for N = n, fills the sizes
 vector, and makes the same fast entry points (fastcall.py) a specialized
 kernel has, for the concrete types at n, around the one kernel.
+
+Like a specialized kernel, its object code goes to the disk cache and a new
+process loads it instead of compiling, and the runtime's cache_info()
+counts it (a compile or a disk load). Its symbol is named by its disk key,
+so that the lowered module, hence the object code, is the same in every
+process.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import numpy as np
 
 from .. import ir
 from ..codegen.dynamic import lower_dynamic
-from . import build, jit
+from . import build, cache, cache_key, config, disk_cache, jit
 from .compiled import CompiledFunction
 
 _I64 = np.dtype(np.int64)
@@ -36,16 +42,38 @@ class DynamicKernel:
     def __init__(self, fn, label: str = ""):
         timings: dict = {}
         t = time.perf_counter()
-        self.name = build._next_name()
+        key = _disk_key(fn)
+        self.name = f"gt_dynamic_{key[:20]}" if key else build._next_name()
         lowered = lower_dynamic(fn, self.name)
         timings["lower"] = time.perf_counter() - t
         self.plan = lowered.arena_plan
         self.externals, self.libraries = dict(lowered.externals), tuple(lowered.libraries)
-        self.code = jit.jit_compile(str(lowered.module), self.externals, self.libraries, timings,
-                                    label or self.name)
+        self.code = self._load(key, timings, label) if key else None
+        self.loaded_from_disk = self.code is not None
+        if self.code is None:
+            self.code = jit.jit_compile(str(lowered.module), self.externals, self.libraries, timings,
+                                        label or self.name)
+            if key:
+                disk_cache.write(key, {"kind": "dynamic", "name": self.name}, self.code.object_bytes)
         self.address = self.code.address(self.name)
         self.compile_stages = timings
         self.compile_seconds = time.perf_counter() - t
+        cache.count_build(self.loaded_from_disk, self.compile_seconds)
+
+    def _load(self, key: str, timings: dict, label: str):
+        """The object code stored under `key`, loaded, or None (a miss, or an entry unusable here)."""
+        entry = disk_cache.read(key, "dynamic")
+        if entry is None:
+            return None
+        meta, obj = entry
+        if meta.get("name") != self.name:
+            disk_cache.reject(key, f"it defines {meta.get('name')!r}, not {self.name!r}")
+            return None
+        try:
+            return jit.load_object(obj, self.externals, self.libraries, timings, label or self.name)
+        except Exception as e:  # CompileError (a symbol this process lacks), a corrupt object: compile
+            disk_cache.reject(key, f"cannot be loaded: {type(e).__name__}: {e}")
+            return None
 
     def bind(self, n: int, in_types, out_types, extras) -> "SizedCall":
         """The kernel as a callable for size n: inputs of `in_types`, outputs of `out_types`;
@@ -59,6 +87,16 @@ class DynamicKernel:
                                       sorted(self.externals), self.libraries)
         build._bind_entries(native, kernel_in, out_types)
         return SizedCall(CompiledFunction(None, native, types=(kernel_in, out_types)), extras, n)
+
+
+def _disk_key(fn) -> str | None:
+    """The disk cache key of dynamic Function `fn`, or None (no disk cache, dumps on, an opaque param)."""
+    if config.dump or not disk_cache.enabled():
+        return None
+    version, text, extras = cache_key.cache_key(fn)
+    if any(e[0] == "id" for e in extras):
+        return None
+    return cache_key.digest("dynamic", text, repr(extras), f"codegen={version}")
 
 
 class SizedCall:

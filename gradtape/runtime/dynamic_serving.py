@@ -125,8 +125,12 @@ def _structure_key(fn):
 class _PlanLog:
     """What a family of backward plans says, on the `gradtape` logger (GRADTAPE_LOG=compiles)."""
 
+    def starting(self, label):
+        logger.info("%s: building a dynamic version (this run waits for it)", label)
+
     def compiled(self, label, kernel, symbolic):
-        logger.info("%s: compiled a dynamic version for (%s), N >= 2 a run-time size, in %.1f ms", label,
+        how = "loaded a dynamic version from the disk cache" if kernel.loaded_from_disk else "compiled a dynamic version"
+        logger.info("%s: %s for (%s), N >= 2 a run-time size, in %.1f ms", label, how,
                     ", ".join(map(repr, symbolic.fn.in_types[:symbolic.n_inputs])), kernel.compile_seconds * 1e3)
 
     def used(self, label, n):

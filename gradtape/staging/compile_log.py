@@ -196,8 +196,15 @@ def dynamic_compiled(title: str, described: tuple, kernel, symbolic) -> None:
     if logger.isEnabledFor(logging.INFO):
         detail = ", ".join(f"{_STAGE_NAMES.get(stage, stage)} {_ms(s)}" for stage, s in kernel.compile_stages.items())
         types = ", ".join(map(repr, symbolic.fn.in_types[:symbolic.n_inputs]))
-        logger.info("compile %s dynamic for (%s), N >= 2 a run-time size (from %s): compiled in %s [%s]", title,
-                    types, signature_text(described), _ms(kernel.compile_seconds), detail)
+        how = "loaded from the disk cache" if kernel.loaded_from_disk else "compiled"
+        logger.info("compile %s dynamic for (%s), N >= 2 a run-time size (from %s): %s in %s [%s]", title,
+                    types, signature_text(described), how, _ms(kernel.compile_seconds), detail)
+
+
+def dynamic_starting(title: str, described: tuple) -> None:
+    """Log that a dynamic version's build starts (the call that asked for it waits for it)."""
+    if logger.isEnabledFor(logging.INFO):
+        logger.info("compile %s dynamic (from %s): started", title, signature_text(described))
 
 
 def dynamic_used(title: str, described: tuple, n: int) -> None:

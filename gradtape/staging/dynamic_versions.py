@@ -123,6 +123,9 @@ class _Log:
     def __init__(self, title, described):
         self.title, self.described = title, described
 
+    def starting(self, label):
+        compile_log.dynamic_starting(self.title, self.described)
+
     def compiled(self, label, kernel, symbolic):
         compile_log.dynamic_compiled(self.title, self.described, kernel, symbolic)
 
