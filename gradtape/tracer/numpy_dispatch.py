@@ -12,10 +12,11 @@ derivative, so `Tensor.__array__` refuses it whenever the derivative would
 be lost: for a floating tensor that a recording GradientTape or
 ForwardAccumulator tracks (watched, or computed from a watched tensor, or a
 trainable Variable read while a tape watches accessed variables), and for
-an abstract tensor of a staged function. (Conversions to Python numbers,
-`float(t)` and the like, follow the same rule: conversions.py.) JAX refuses the same conversions of its tracers; TensorFlow's
-`np.asarray(tensor)` inside a tape silently returns a constant, which this
-rule exists to prevent. A tensor no tape tracks converts to its value.
+an abstract tensor of a staged function. JAX refuses the same conversions
+of its tracers; TensorFlow's `np.asarray(tensor)` inside a tape silently
+returns a constant, which this rule exists to prevent. A tensor no tape
+tracks converts to its value. Conversions to Python numbers (`float(t)`
+and the like) follow the same rule: conversions.py.
 """
 from __future__ import annotations
 

@@ -158,6 +158,7 @@ def test_what_carries_no_derivative_converts_on_a_tape():
         assert float(s.numpy()) == 4.0 and math.sin(s.numpy()) == math.sin(4.0)
         assert float(gt.stop_gradient(s)) == 4.0
         assert float(gt.stop_gradient(s) * 3.0 + 1.0) == 13.0  # computed from stop_gradient only
+        assert np.asarray(i) == 1 and np.asarray(gt.stop_gradient(s)) == 4.0  # NumPy's conversion too
         assert format(s, ".3f") == "4.000" and f"{s:.1f}" == "4.0"
         assert repr(s) == "Tensor(4., dtype=float64)" and str(t) == "Tensor([ 1.,  4., -2.], dtype=float64)"
         with tape.stop_recording():
