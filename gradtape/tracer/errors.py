@@ -9,6 +9,11 @@ class ConcretizationError(TracerError, TypeError):
     """Python asked for the concrete value of an abstract (traced) tensor."""
 
 
+class ConstantConversionError(TracerError, TypeError):
+    """A tensor whose derivative is being taken was converted to a constant: a plain NumPy
+    array (np.asarray) or a Python number (float(t), t.item(), math.sin(t), out[0] = t)."""
+
+
 class UnsupportedNumPyFunction(TracerError, TypeError):
     """A NumPy function gradtape cannot differentiate was called on a Tensor."""
 

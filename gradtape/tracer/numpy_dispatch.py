@@ -9,21 +9,22 @@ NumPy also converts tensors it cannot dispatch on: `np.asarray(t)`,
 (`np.mean([t, 2 * t])`: NumPy looks for `__array_function__` on the list,
 not inside it). Such a conversion returns a plain array, which has no
 derivative, so `Tensor.__array__` refuses it whenever the derivative would
-be lost: for a tensor that a recording GradientTape tracks (watched, or
-computed from a watched tensor, or a trainable Variable read while a tape
-watches accessed variables), and for an abstract tensor of a staged
-function. JAX refuses the same conversions of its tracers; TensorFlow's
-`np.asarray(tensor)` inside a tape silently returns a constant, which this
-rule exists to prevent. A tensor no tape tracks converts to its value.
+be lost: for a floating tensor that a recording GradientTape or
+ForwardAccumulator tracks (watched, or computed from a watched tensor, or a
+trainable Variable read while a tape watches accessed variables), and for
+an abstract tensor of a staged function. JAX refuses the same conversions
+of its tracers; TensorFlow's `np.asarray(tensor)` inside a tape silently
+returns a constant, which this rule exists to prevent. A tensor no tape
+tracks converts to its value. Conversions to Python numbers (`float(t)`
+and the like) follow the same rule: conversions.py.
 """
 from __future__ import annotations
 
 
-from .errors import ConcretizationError, TracerError, UnsupportedNumPyFunction
+from .conversions import tracked_by
+from .errors import ConcretizationError, ConstantConversionError, UnsupportedNumPyFunction
 from .numpy_names import alternative, full_name, numpy_caller
-from .tape_stack import local as _tapes
 from .tensor import Tensor
-from .variable import Variable
 
 _functions: dict = {}  # numpy function or ufunc -> gradtape implementation
 _reductions: dict = {}  # ufunc -> implementation of ufunc.reduce
@@ -83,27 +84,13 @@ def array_function(self, func, types, args, kwargs):
     return fn(*args, **kwargs)
 
 
-class ConstantConversionError(TracerError, TypeError):
-    """NumPy asked for a plain array holding a tensor whose derivative is being taken."""
-
-
 _FIX = (
     "Keep it a tensor: gradtape.array([...]) or gradtape.stack([...]) for a list of tensors, "
     "gradtape functions (or NumPy functions called on the tensor itself, not on a list), "
-    "and t.numpy() where a constant is really meant."
+    "gradtape.where or gradtape.concatenate rather than assigning into a NumPy array; and "
+    "t.numpy() or gradtape.stop_gradient(t) where a constant is really meant, or the value taken "
+    "after the tape's `with` block."
 )
-
-
-def _tracked_by(tensor) -> "object | None":
-    """The first recording tape for which `tensor` carries a derivative, or None."""
-    for tape in _tapes.tapes:
-        recording = tape._tape
-        if recording is not None and recording.is_tracked(tensor):
-            return tape
-        if (isinstance(tensor, Variable) and tensor.trainable and tensor.dtype.kind == "f"
-                and tape._watch_accessed_variables):
-            return tape
-    return None
 
 
 def tensor_array(self, dtype=None, copy=None):
@@ -118,11 +105,13 @@ def tensor_array(self, dtype=None, copy=None):
                 "tensors given to a NumPy function); it has no value while tracing, and an array would "
                 f"be a constant with no derivative. {_FIX}"
             ) from None
-    if _tracked_by(self) is not None:
+    tape = tracked_by(self)
+    if tape is not None:
         raise ConstantConversionError(
-            f"NumPy ({numpy_caller()}) tried to convert a tensor of shape {self.shape} that a recording GradientTape "
-            "differentiates to a plain array (np.asarray / np.array of a tensor, or a list of "
-            "tensors given to a NumPy function): the result would be a constant and its gradient "
+            f"NumPy ({numpy_caller()}) tried to convert a tensor of shape {self.shape} that a recording "
+            f"{type(tape).__name__} differentiates to a plain array (np.asarray / np.array of a tensor, a list of "
+            "tensors given to a NumPy function, or a tensor assigned to a slice of a NumPy array): the "
+            "result would be a constant and its gradient "
             f"silently lost. {_FIX}"
         )
     value = self.numpy()

@@ -67,14 +67,9 @@ def _frame_function(frame) -> str:
     return f"{public_module(module)}.{name}"
 
 
-def numpy_caller(skip: int = 1) -> str:
-    """Where the current conversion comes from: 'numpy.mean, called at f.py:12: `y = np.mean([x, x])`'.
-
-    Walks out of NumPy's own frames to the first frame of other code; the
-    outermost NumPy function on the way is the call that was made (a NumPy
-    function written in C, such as np.asarray, leaves no frame: then only
-    the line is named)."""
-    frame = sys._getframe(skip + 1)
+def _outside(frame):
+    """The first frame, from `frame` outwards, of neither NumPy nor gradtape (or None), and the
+    outermost NumPy function on the way (or None)."""
     numpy_function = None
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -83,8 +78,30 @@ def numpy_caller(skip: int = 1) -> str:
         elif not filename.startswith(_GRADTAPE_DIR):
             break
         frame = frame.f_back
+    return frame, numpy_function
+
+
+def _where(frame) -> str:
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" + (f": `{line}`" if line else "")
+
+
+def numpy_caller(skip: int = 1) -> str:
+    """Where the current conversion comes from: 'numpy.mean, called at f.py:12: `y = np.mean([x, x])`'.
+
+    Walks out of NumPy's own frames to the first frame of other code; the
+    outermost NumPy function on the way is the call that was made (a NumPy
+    function written in C, such as np.asarray, leaves no frame: then only
+    the line is named)."""
+    frame, numpy_function = _outside(sys._getframe(skip + 1))
     if frame is None:
         return numpy_function or "a NumPy call"
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" + (f": `{line}`" if line else "")
+    where = _where(frame)
     return f"{numpy_function}, called at {where}" if numpy_function else f"the NumPy call at {where}"
+
+
+def user_line(skip: int = 1) -> str | None:
+    """The line of the user's code running now, outside NumPy and gradtape: 'f.py:12: `y = float(x)`'
+    (math.sin(t), np.float64(t) and `out[0] = t` are written in C and leave no frame of their own)."""
+    frame, _ = _outside(sys._getframe(skip + 1))
+    return None if frame is None else _where(frame)

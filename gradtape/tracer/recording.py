@@ -263,6 +263,33 @@ class Recording:
         return key in self.var_of and not (
             isinstance(tensor, Variable) and self.versions.get(key) != tensor._version)
 
+    def carries_derivative(self, tensor: Tensor) -> bool:
+        """Whether tracked `tensor` has a derivative to a watched source: a path of floating
+        values through differentiable ops. What only stop_gradient, argmax or a comparison
+        connects to the sources (recorded all the same) has none, so converting it to a
+        constant loses nothing (conversions.py)."""
+        if not self.is_tracked(tensor):
+            return False
+        structure, info = self.structure, self.info
+        stack, seen = [self.var_of[id(tensor)]], set()
+        while stack:
+            p = stack.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            hit = info[p]
+            if hit[0].dtype.kind != "f":
+                continue
+            if len(hit) == 2:  # a leaf
+                if structure[p][1] is not CONSTANT:
+                    return True
+                continue
+            op = hit[3]
+            if op.differentiable and not op.zero_derivative:
+                entry = structure[p]
+                stack.extend(i for i in (entry[1:] if hit[2] is not None else entry[3:]) if type(i) is int)
+        return False
+
     def _variable_read(self, a: Variable, watch_reads: bool):
         """The position of a read of Variable `a` if the read is tracked (watching `a` first
         when it should be: trainable and `watch_reads`, or watched before an assign), else None."""

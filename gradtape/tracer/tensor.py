@@ -2,8 +2,10 @@
 
 An eager Tensor holds a NumPy array. An abstract Tensor (inside tracing)
 holds a symbolic IR value instead and has a shape and dtype but no data.
-Operators, indexing and the NumPy protocols are installed by
-gradtape.functions, which owns the NumPy-like surface.
+Operators and indexing are installed by gradtape.functions, which owns the
+NumPy-like surface; the NumPy protocols by numpy_dispatch.py; the
+conversions to Python numbers (float(t), t.item(), ...), which refuse a
+tensor a tape differentiates, by conversions.py.
 """
 from __future__ import annotations
 
@@ -77,12 +79,6 @@ class Tensor:
             return value.astype(dtype)
         return value.copy() if copy else value
 
-    def item(self):
-        return self.numpy().item()
-
-    def tolist(self):
-        return self.numpy().tolist()
-
     def _concrete(self, what: str):
         if self._sym is not None:
             self._raise_if_leaked()
@@ -104,17 +100,21 @@ class Tensor:
     def __bool__(self):
         return bool(self._concrete("bool()"))
 
-    def __float__(self):
-        return float(self._concrete("float()"))
-
-    def __int__(self):
-        return int(self._concrete("int()"))
-
     def __index__(self):
         value = self._concrete("using a tensor as an index")
         if value.dtype.kind not in "iub":
             raise TypeError(f"only integer tensors can be used as an index, got {value.dtype}")
         return int(value)
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            f"t[...] = {type(value).__name__}: a gradtape Tensor ({self.dtype}, shape {tuple(self.shape)}) "
+            "does not support item assignment; tensors are immutable, as in JAX and TensorFlow. "
+            "Build the new value instead: gradtape.where(mask, new, t) to replace the elements where a "
+            "mask holds (mask = np.arange(n) == i for element i), gradtape.concatenate([t[:i], new, "
+            "t[i + 1:]]) to splice, or t * (1 - mask) + new * mask. For state that changes between "
+            "steps, use a gradtape.Variable and its assign(...)."
+        )
 
     def __hash__(self):
         return id(self)

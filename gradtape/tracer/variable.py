@@ -102,6 +102,16 @@ class Variable(Tensor):
         dtype and cast back, as a copy of the result would be, without that copy)."""
         return ufunc(self._value, self._check(delta, what), out=np.empty_like(self._value))
 
+    def __setitem__(self, key, value):
+        raise TypeError(
+            f"v[...] = {type(value).__name__}: Variable '{self.name}' ({self.dtype}, shape {tuple(self.shape)}) "
+            "does not support item assignment. Assign the whole new value: v.assign(new), with new "
+            "built as gradtape.where(mask, x, v) (mask = np.arange(n) == i for element i) or "
+            "gradtape.concatenate([v[:i], x, v[i + 1:]]); or, on a NumPy copy, a = v.numpy().copy(); "
+            "a[i] = x; v.assign(a). (TensorFlow's variables have assign and scatter_nd_update; "
+            "gradtape's have assign, assign_add and assign_sub.)"
+        )
+
     def value(self) -> Tensor:
         """A Tensor holding the current value; later assigns do not change it.
 

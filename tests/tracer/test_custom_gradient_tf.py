@@ -367,6 +367,6 @@ def test_a_custom_gradient_inside_grad_fn_overrides_the_second_order():
             inner.watch(c)
             d = f(c) ** 4.0
         dd = inner.gradient(d, c)
-        np.testing.assert_allclose(float(dd), 4.0 * 11.0 ** 3 * -1.1, rtol=1e-14)
+        np.testing.assert_allclose(dd.numpy(), 4.0 * 11.0 ** 3 * -1.1, rtol=1e-14)  # float(dd): outer differentiates dd
     np.testing.assert_allclose(float(outer.gradient(dd, c)),
                                3.0 * 4.0 * 11.0 ** 2 * -1.1 * -1.1 + 4.0 * 11.0 ** 3 * -2.1, rtol=1e-14)
