@@ -17,7 +17,7 @@ a symmetric matrix factors it as column-major with UPLO='U' (its upper
 triangle there is our lower one) and the factor's transpose is our L;
 slogdet factors A^T (same determinant). solve, eigh, svd and qr copy
 their operands transposed into column-major and call LAPACK exactly as
-numpy.linalg does (?gesv, ?syevd with UPLO='L', ?gesdd, ?geqrf + ?orgqr),
+numpy.linalg does (?gesv, ?syevd with its UPLO, ?gesdd, ?geqrf + ?orgqr),
 so eigenvectors and singular vectors come out with NumPy's signs.
 
 Failures: when LAPACK's `info` is not 0 (a singular matrix for solve, one
@@ -400,7 +400,7 @@ def lower_slogdet(ctx, eqn, a):
     return _finish(ctx, out, dest)
 
 
-# --- eigh: ?syevd('V', 'U') on the row-major copy ---------------------------------------------------
+# --- eigh: ?syevd('V', UPLO) on the column-major copy, as numpy.linalg.eigh ---------------------------
 
 def _ctypes_call(routine: str, dtype, args, n_chars: int) -> int:
     """Call LAPACK `routine` from Python with ctypes objects (a workspace query); returns info."""
@@ -436,10 +436,10 @@ def _floats(dtype, n):
     return (_float_ctype(dtype) * max(1, n))()
 
 
-def _syevd_workspace(n: int, dtype) -> tuple:
+def _syevd_workspace(n: int, dtype, uplo: str) -> tuple:
     def build(work, lwork, iwork, liwork):
         nn, lda, info = _ints(n, max(1, n), 0)
-        return [ctypes.c_char(b"V"), ctypes.c_char(b"L"), nn, _floats(dtype, n * n), lda, _floats(dtype, n),
+        return [ctypes.c_char(b"V"), ctypes.c_char(uplo.encode()), nn, _floats(dtype, n * n), lda, _floats(dtype, n),
                 work, lwork, iwork, liwork, info]
 
     return _query("syevd", dtype, build, 1 + 6 * n + 2 * n * n, 3 + 5 * n)
@@ -448,10 +448,10 @@ def _syevd_workspace(n: int, dtype) -> tuple:
 class Syevd(LapackCall):
     ROUTINES = ("syevd",)
 
-    def __init__(self, ctx, work, out, shape):
+    def __init__(self, ctx, work, out, shape, uplo):
         super().__init__(ctx, "eigh", "no_convergence", shape, work.dtype)
-        self.work, self.out, self.n = work, out, work.shape[-1]
-        lwork, liwork = _syevd_workspace(self.n, self.dtype)
+        self.work, self.out, self.n, self.uplo = work, out, work.shape[-1], uplo
+        lwork, liwork = _syevd_workspace(self.n, self.dtype, uplo)
         self.lwork, self.liwork = lwork, liwork
         self.fwork = ctx.arena(TensorType((lwork,), self.dtype))
         self.iwork = ctx.arena(TensorType((liwork,), np.int64))
@@ -468,7 +468,7 @@ class Syevd(LapackCall):
         def body(i):
             a = self._ptr(k, self.work, k.b.mul(i, k.i64(n * n)))
             w = self.out.pointer_at(k, k.add(k.i64(self.out.offset), k.b.mul(i, k.i64((n + 1) * n))))
-            self._call(k, "syevd", [self._char(k, 0, "V"), self._char(k, 1, "L"), self._slot(k, 2, n), a,
+            self._call(k, "syevd", [self._char(k, 0, "V"), self._char(k, 1, self.uplo), self._slot(k, 2, n), a,
                                     self._slot(k, 3, max(1, n)), w, self.fwork.pointer_at(k, k.i64(0)),
                                     self._slot(k, 4, self.lwork), self.iwork.pointer_at(k, k.i64(0)),
                                     self._slot(k, 5, self.liwork), self._slot(k, 6)], 2)
@@ -482,7 +482,7 @@ def lower_eigh(ctx, eqn, a):
     if out is None:
         return dest
     work = _arena_copy(ctx, a, True)  # column-major, as numpy.linalg.eigh calls ?syevd: the same vectors
-    _add(ctx, Syevd(ctx, work, out, a.shape))
+    _add(ctx, Syevd(ctx, work, out, a.shape, eqn.params["uplo"]))
     # Column j of the column-major result (row j of the row-major buffer) is eigenvector j:
     # out[..., 1 + i, j] = work[..., j, i].
     n = a.shape[-1]
