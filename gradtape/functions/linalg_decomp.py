@@ -28,7 +28,7 @@ QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 def _eigh(name, a, UPLO):
     if UPLO not in ("L", "U"):
         raise ValueError(f"numpy.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
-    return bind(eigh_p, matrices(name, a), uplo=UPLO)
+    return bind(eigh_p, matrices(name, a), uplo=UPLO, vectors=name == "eigh")
 
 
 @implements(np.linalg.eigh)
@@ -66,12 +66,16 @@ def eigh(a, UPLO="L"):
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues of symmetric matrices, ascending (numpy.linalg.eigvalsh); see eigh.
 
+    Computed as NumPy computes them, without the eigenvectors (LAPACK's JOBZ='N'): the same
+    values, and LinAlgError for an infinity, where eigh gives NaNs. The derivatives compute the
+    eigenvectors.
+
     Example::
 
         >>> gradtape.linalg.eigvalsh(gradtape.constant([[2.0, 1.0], [1.0, 2.0]])).numpy()
         array([1., 3.])
     """
-    return _eigh("eigvalsh", a, UPLO)[..., 0, :]
+    return _eigh("eigvalsh", a, UPLO)
 
 
 def _unpack_svd(packed, m, n, full_matrices):

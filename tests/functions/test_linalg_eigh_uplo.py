@@ -90,3 +90,21 @@ def test_forward_mode_on_the_tape_reads_the_upper_triangle():
 def test_a_bad_uplo_names_the_function():
     with pytest.raises(ValueError, match=r"numpy\.linalg\.eigvalsh: UPLO must be 'L' or 'U', got 'u'"):
         np.linalg.eigvalsh(gt.constant(np.eye(2)), UPLO="u")
+
+
+@pytest.mark.parametrize("uplo", ["U", "L"])
+def test_eigvalsh_is_numpys_bit_for_bit_not_eighs_values(uplo):
+    # NumPy computes eigvalsh without the eigenvectors (LAPACK's JOBZ='N'), whose values differ
+    # from eigh's in the last bits; gradtape calls it the same way.
+    a = _symmetric_stack(np.float64, count=20, n=5)
+    want = np.linalg.eigvalsh(a, UPLO=uplo)
+    assert not np.array_equal(want, np.linalg.eigh(a, UPLO=uplo)[0])
+    np.testing.assert_array_equal(np.linalg.eigvalsh(gt.constant(a), UPLO=uplo).numpy(), want)
+    native = compile_function(gt.make_ir(lambda t: np.linalg.eigvalsh(t, UPLO=uplo), a))
+    assert native.native, native.fallback_reason
+    np.testing.assert_array_equal(native(a)[0], want)
+    g = gt.grad(lambda t: gt.sum(np.linalg.eigvalsh(t, UPLO=uplo) * np.arange(1.0, 6.0)))(a[0])
+    w, v = np.linalg.eigh(a[0], UPLO=uplo)
+    hand = (v * np.arange(1.0, 6.0)) @ v.T              # V diag(c) V^T, on the triangle read
+    hand = np.triu(hand) + np.triu(hand, 1) if uplo == "U" else np.tril(hand) + np.tril(hand, -1)
+    np.testing.assert_allclose(g, hand, rtol=1e-10, atol=1e-12)

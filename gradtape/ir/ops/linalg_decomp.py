@@ -6,7 +6,8 @@ them apart; the slices are views in native code and their derivatives
 route each result's cotangent back into the packed one:
 
     eigh   (..., n + 1, n)            row 0: the eigenvalues (ascending), rows 1..n: the eigenvectors;
-                                      param uplo ('L' or 'U'): the triangle read
+                                      param uplo ('L' or 'U'): the triangle read; with param
+                                      vectors=False (eigvalsh) only the eigenvalues, (..., n)
     svd    (..., m*u + k + v*n)       U (m, u), s (k), Vh (v, n), flattened and joined
     qr     (..., m*q + q*n)           Q (m, q), R (q, n), flattened and joined
 
@@ -26,7 +27,10 @@ silent finite number, exactly when the cotangent couples the repeated pair
 numpy.linalg.eigh reads one triangle only (param uplo, NumPy's UPLO), so,
 as for cholesky, its derivative sees only that triangle. 'U' is its own
 LAPACK call, not 'L' on A^T: the symmetric matrix is the same, but the
-tridiagonal reduction differs and so do the eigenvectors' signs.
+tridiagonal reduction differs and so do the eigenvectors' signs. eigvalsh
+is eigh with vectors=False, LAPACK's JOBZ='N' as NumPy calls it: its
+iteration differs from JOBZ='V' (it fails on inf, where 'V' returns NaN),
+and its derivatives compute the eigenvectors with a second eigh.
 """
 from __future__ import annotations
 
@@ -83,19 +87,21 @@ def _to_triangle(g: Sym, uplo: str) -> Sym:
 eigh_p = new_op("eigh", elementwise=False, can_fail_on_values=True, runs_code=False)
 
 
-def _eigh_shape(a, *, uplo):
+def _eigh_shape(a, *, uplo, vectors):
     if uplo not in ("L", "U"):
         raise ValueError(f"eigh: uplo must be 'L' or 'U', got {uplo!r}")
     require_float(eigh_p, a)
     n = square_shape("eigh", a)
-    return a.with_shape(a.shape[:-2] + (n + 1, n))
+    return a.with_shape(a.shape[:-2] + ((n + 1, n) if vectors else (n,)))
 
 
-def _eigh_impl(a, *, uplo):
+def _eigh_impl(a, *, uplo, vectors):
     try:
+        if not vectors:
+            return np.linalg.eigvalsh(a, UPLO=uplo)
         w, v = np.linalg.eigh(a, UPLO=uplo)
     except np.linalg.LinAlgError:
-        raise linalg_error("eigh", "no_convergence", a.shape) from None
+        raise linalg_error("eigh" if vectors else "eigvalsh", "no_convergence", a.shape) from None
     return np.concatenate([w[..., None, :], v], axis=-2)
 
 
@@ -110,7 +116,10 @@ def _gaps(w: Sym) -> Sym:
     return _row(w) - _col(w)
 
 
-def _eigh_vjp(ct, out, a, *, uplo):
+def _eigh_vjp(ct, out, a, *, uplo, vectors):
+    if not vectors:
+        _, v = unpack_eigh(eigh(a, uplo))
+        return (_to_triangle(mm(v * _row(ct), mT(v)), uplo),)
     w, v = unpack_eigh(out)
     n = w.shape[-1]
     w_bar, v_bar = unpack_eigh(ct)
@@ -123,10 +132,12 @@ def _eigh_vjp(ct, out, a, *, uplo):
     return (_to_triangle(mm(mm(v, inner), mT(v)), uplo),)
 
 
-def _eigh_jvp(ts, out, a, *, uplo):
-    w, v = unpack_eigh(out)
+def _eigh_jvp(ts, out, a, *, uplo, vectors):
+    w, v = unpack_eigh(out if vectors else eigh(a, uplo))
     m = mm(mm(mT(v), _symmetric(ts[0], uplo)), v)        # symmetric
     dw = diag_part(m)
+    if not vectors:
+        return dw
     dv = mm(v, guarded_div(m, _gaps(w)))
     return concatenate([_row(dw), dv], dv.ndim - 2)
 
@@ -137,8 +148,8 @@ vjp_rules[eigh_p] = _eigh_vjp
 jvp_rules[eigh_p] = _eigh_jvp
 
 
-def eigh(a: Sym, uplo: str = "L") -> Sym:
-    return bind(eigh_p, a, uplo=uplo)
+def eigh(a: Sym, uplo: str = "L", vectors: bool = True) -> Sym:
+    return bind(eigh_p, a, uplo=uplo, vectors=bool(vectors))
 
 
 batching_rules[eigh_p] = _batch_rule(eigh)
