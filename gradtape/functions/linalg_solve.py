@@ -341,7 +341,7 @@ def lstsq(a, b, rcond=None):
     # whole solution NaN (a NaN only its own column's, as the product gives)
     x = ew.where(predicates.any(predicates.isinf(b)), np.nan, x)
     s = _singular_values(a)
-    rank = reductions.sum(ew.cast(ew.greater(s, cutoff * reductions.max(s)), np.int64))
+    rank = reductions.sum(ew.cast(ew.greater(s, cutoff * reductions.max(s, initial=0)), np.int64))
     known = concrete(rank)
     residual = reductions.sum(ew.square(b - matmul(a, x)), axis=0)
     if len(sb) == 1:
