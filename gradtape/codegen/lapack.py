@@ -17,7 +17,7 @@ a symmetric matrix factors it as column-major with UPLO='U' (its upper
 triangle there is our lower one) and the factor's transpose is our L;
 slogdet factors A^T (same determinant). solve, eigh, svd and qr copy
 their operands transposed into column-major and call LAPACK exactly as
-numpy.linalg does (?gesv, ?syevd with UPLO='L', ?gesdd, ?geqrf + ?orgqr),
+numpy.linalg does (?gesv, ?syevd with its UPLO, ?gesdd, ?geqrf + ?orgqr),
 so eigenvectors and singular vectors come out with NumPy's signs.
 
 Failures: when LAPACK's `info` is not 0 (a singular matrix for solve, one
@@ -177,16 +177,24 @@ class LapackCall(Step):
         casted = [k.b.bitcast(a, ir.IntType(8).as_pointer()) for a in args]
         k.b.call(fn, casted + [k.i64(1)] * n_chars)
 
-    def _check(self, k, info_slot, batch_index):
-        """Report a nonzero info through the callback."""
+    def _check(self, k, info_slot, batch_index, nan_argument=None):
+        """Report a nonzero info through the callback.
+
+        LAPACK 3.x's ?gesdd checks its matrix for NaN and answers info = -(that argument's
+        position); NumPy reports it as the iteration's failure, so `nan_argument` makes it one."""
         info = k.b.load(self._slot(k, info_slot))
+        if nan_argument is not None:
+            info = k.b.select(k.b.icmp_signed("==", info, k.i64(-nan_argument)), k.i64(1), info)
         failed = k.b.icmp_signed("!=", info, k.i64(0))
         with k.b.if_then(failed, likely=False):
-            text = f"{self.function}|{self.problem}|{','.join(map(str, self.shape))}"
-            msg = k.b.bitcast(_global_string(k.module, text), I8.as_pointer())
-            callback = blas.declare(k.module, ERROR_SYMBOL, ir.VoidType(), [I8.as_pointer(), I64, I64])
-            k.b.call(callback, [msg, info, batch_index])
+            self._report(k, info, batch_index)
         return info
+
+    def _report(self, k, info, batch_index):
+        text = f"{self.function}|{self.problem}|{','.join(map(str, self.shape))}"
+        msg = k.b.bitcast(_global_string(k.module, text), I8.as_pointer())
+        callback = blas.declare(k.module, ERROR_SYMBOL, ir.VoidType(), [I8.as_pointer(), I64, I64])
+        k.b.call(callback, [msg, info, batch_index])
 
 
 def _batch_loop(k, batch_shape, body):
@@ -400,7 +408,7 @@ def lower_slogdet(ctx, eqn, a):
     return _finish(ctx, out, dest)
 
 
-# --- eigh: ?syevd('V', 'U') on the row-major copy ---------------------------------------------------
+# --- eigh: ?syevd('V', UPLO) on the column-major copy, as numpy.linalg.eigh ---------------------------
 
 def _ctypes_call(routine: str, dtype, args, n_chars: int) -> int:
     """Call LAPACK `routine` from Python with ctypes objects (a workspace query); returns info."""
@@ -436,22 +444,23 @@ def _floats(dtype, n):
     return (_float_ctype(dtype) * max(1, n))()
 
 
-def _syevd_workspace(n: int, dtype) -> tuple:
+def _syevd_workspace(n: int, dtype, uplo: str, jobz: str) -> tuple:
     def build(work, lwork, iwork, liwork):
         nn, lda, info = _ints(n, max(1, n), 0)
-        return [ctypes.c_char(b"V"), ctypes.c_char(b"L"), nn, _floats(dtype, n * n), lda, _floats(dtype, n),
+        return [ctypes.c_char(jobz.encode()), ctypes.c_char(uplo.encode()), nn, _floats(dtype, n * n), lda, _floats(dtype, n),
                 work, lwork, iwork, liwork, info]
 
-    return _query("syevd", dtype, build, 1 + 6 * n + 2 * n * n, 3 + 5 * n)
+    return _query("syevd", dtype, build, 1 + 6 * n + 2 * n * n, 3 + 5 * n)  # the minimums of JOBZ='V'
 
 
 class Syevd(LapackCall):
     ROUTINES = ("syevd",)
 
-    def __init__(self, ctx, work, out, shape):
-        super().__init__(ctx, "eigh", "no_convergence", shape, work.dtype)
-        self.work, self.out, self.n = work, out, work.shape[-1]
-        lwork, liwork = _syevd_workspace(self.n, self.dtype)
+    def __init__(self, ctx, work, out, shape, uplo, vectors):
+        super().__init__(ctx, "eigh" if vectors else "eigvalsh", "no_convergence", shape, work.dtype)
+        self.work, self.out, self.n, self.uplo = work, out, work.shape[-1], uplo
+        self.jobz, self.stride = ("V", (self.n + 1) * self.n) if vectors else ("N", self.n)
+        lwork, liwork = _syevd_workspace(self.n, self.dtype, uplo, self.jobz)
         self.lwork, self.liwork = lwork, liwork
         self.fwork = ctx.arena(TensorType((lwork,), self.dtype))
         self.iwork = ctx.arena(TensorType((liwork,), np.int64))
@@ -467,8 +476,8 @@ class Syevd(LapackCall):
 
         def body(i):
             a = self._ptr(k, self.work, k.b.mul(i, k.i64(n * n)))
-            w = self.out.pointer_at(k, k.add(k.i64(self.out.offset), k.b.mul(i, k.i64((n + 1) * n))))
-            self._call(k, "syevd", [self._char(k, 0, "V"), self._char(k, 1, "L"), self._slot(k, 2, n), a,
+            w = self.out.pointer_at(k, k.add(k.i64(self.out.offset), k.b.mul(i, k.i64(self.stride))))
+            self._call(k, "syevd", [self._char(k, 0, self.jobz), self._char(k, 1, self.uplo), self._slot(k, 2, n), a,
                                     self._slot(k, 3, max(1, n)), w, self.fwork.pointer_at(k, k.i64(0)),
                                     self._slot(k, 4, self.lwork), self.iwork.pointer_at(k, k.i64(0)),
                                     self._slot(k, 5, self.liwork), self._slot(k, 6)], 2)
@@ -482,7 +491,10 @@ def lower_eigh(ctx, eqn, a):
     if out is None:
         return dest
     work = _arena_copy(ctx, a, True)  # column-major, as numpy.linalg.eigh calls ?syevd: the same vectors
-    _add(ctx, Syevd(ctx, work, out, a.shape))
+    vectors = eqn.params["vectors"]
+    _add(ctx, Syevd(ctx, work, out, a.shape, eqn.params["uplo"], vectors))
+    if not vectors:
+        return _finish(ctx, out, dest)
     # Column j of the column-major result (row j of the row-major buffer) is eigenvector j:
     # out[..., 1 + i, j] = work[..., j, i].
     n = a.shape[-1]
@@ -547,7 +559,7 @@ class Gesdd(LapackCall):
             self._ptr(k, self.vt, k.b.mul(i, k.i64(vt_rows * n))), self._slot(k, 5, max(1, vt_rows)),
             self.fwork.pointer_at(k, k.i64(0)), self._slot(k, 6, self.lwork),
             self.iwork.pointer_at(k, k.i64(0)), self._slot(k, 7)], 1)
-        self._check(k, 7, i)
+        self._check(k, 7, i, nan_argument=4)   # A
 
 
 def _part(out: View, start: int, shape) -> View:
@@ -663,9 +675,9 @@ def lower_qr(ctx, eqn, a):
 class Pinv(Gesdd):
     """pinv of each matrix: singular values at or below rcond * max(s) count as zero."""
 
-    def __init__(self, ctx, a_col, s, u_col, vt_col, dest, rcond, shape):
+    def __init__(self, ctx, a_col, s, u_col, vt_col, dest, rcond, shape, name):
         super().__init__(ctx, a_col, s, u_col, vt_col, False, shape)
-        self.function, self.dest, self.rcond = "pinv", dest, rcond
+        self.function, self.dest, self.rcond = name, dest, rcond
         ctx.use_external(*blas.gemm_address(self.dtype))
 
     def writes(self):
@@ -680,6 +692,16 @@ class Pinv(Gesdd):
         zero, one = constant(self.dtype, 0), constant(self.dtype, 1)
 
         def body(i):
+            if self.function != "lstsq":
+                return solve(i)
+            # NumPy's lstsq (?gelsd) fails on an inf too, where ?gesdd gives numbers: checked first.
+            with k.b.if_else(self._non_finite(k, i), likely=False) as (bad, good):
+                with bad:
+                    self._report(k, k.i64(1), i)
+                with good:
+                    solve(i)
+
+        def solve(i):
             self._decompose(k, i)
             s = self.s_pointer(k, i)
             cutoff = k.b.fmul(constant(self.dtype, self.rcond), k.b.load(s))   # s descends: s[0] is the max
@@ -703,6 +725,19 @@ class Pinv(Gesdd):
 
         _batch_loop(k, self.a.shape[:-2], body)
 
+    def _non_finite(self, k, i):
+        """Whether matrix i holds a NaN or an infinity (an i1)."""
+        t = _float_type(self.dtype)
+        fabs = k.module.declare_intrinsic("llvm.fabs", [t])
+        inf = constant(self.dtype, np.inf)
+        size = self.m * self.n
+
+        def element(j, bad):
+            x = k.b.load(self._ptr(k, self.a, k.b.add(k.b.mul(i, k.i64(size)), j)))
+            return (k.b.or_(bad, k.b.fcmp_unordered("==", k.b.call(fabs, [x]), inf)),)
+
+        return k.loop(size, element, (ir.Constant(ir.IntType(1), 0),))[0]
+
     @staticmethod
     def _scale_at(k, view, at, factor):
         p = view.pointer_at(k, at)
@@ -724,5 +759,6 @@ def lower_pinv(ctx, eqn, a):
     s = ctx.arena(TensorType(batch + (kk,), a.dtype))
     u_col = ctx.arena(TensorType(batch + (kk, m), a.dtype))
     vt_col = ctx.arena(TensorType(batch + (n, kk), a.dtype))
-    _add(ctx, Pinv(ctx, _arena_copy(ctx, a, True), s, u_col, vt_col, out, eqn.params["rcond"], a.shape))
+    _add(ctx, Pinv(ctx, _arena_copy(ctx, a, True), s, u_col, vt_col, out, eqn.params["rcond"], a.shape,
+                   eqn.params["name"]))
     return _finish(ctx, out, dest)

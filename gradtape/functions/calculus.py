@@ -47,30 +47,48 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return reductions.sum(ew.multiply(widths, ew.multiply(ew.add(y[..., 1:], y[..., :-1]), 0.5)), axis=-1)
 
 
+def _weighted(g, at, weights):
+    """sum of weights[k] * g[..., at[k]] (kept as a length-1 last axis), summed left to right."""
+    total = None
+    for i, w in zip(at, weights):
+        term = ew.multiply(w, g[..., i:i + 1] if i != -1 else g[..., -1:])
+        total = term if total is None else ew.add(total, term)
+    return total
+
+
 @implements(np.gradient)
 def gradient(f, *varargs, axis=None, edge_order=1):
     """Derivative estimates of sampled f: central differences inside, one-sided
-    (first order) at the ends, as numpy.gradient with scalar spacings.
+    differences of first or second order at the ends, as numpy.gradient with
+    scalar spacings.
 
     Args:
-      f: a Tensor or array-like with at least 2 samples along each axis used.
+      f: a Tensor or array-like with at least edge_order + 1 samples along
+        each axis used.
       *varargs: one spacing for all axes, or one per axis (numbers; arrays of
         coordinates are not supported).
       axis: None (every axis), an int or a tuple of ints.
-      edge_order: 1 (2 is not supported).
+      edge_order: 1 or 2, the order of the differences at the ends.
 
     Returns:
       A Tensor for one axis, else a tuple of Tensors (one per axis), as NumPy.
+
+    Raises:
+      ValueError: an axis has fewer than edge_order + 1 samples, or edge_order
+        is not 1 or 2 (NumPy's messages, naming the axis).
 
     Example::
 
         >>> gradtape.gradient(gradtape.constant([1.0, 4.0, 9.0, 16.0]))
         Tensor([3., 4., 6., 7.], dtype=float64)
+        >>> gradtape.gradient(gradtape.constant([1.0, 4.0, 9.0, 16.0]), edge_order=2)
+        Tensor([2., 4., 6., 8.], dtype=float64)
     """
     f = float_operand(f)
     axes = normalize_axis("gradient", axis, f.ndim, sort=False)
-    if edge_order != 1:
-        raise ValueError(f"gradient: gradtape supports edge_order=1, got {edge_order}")
+    if edge_order not in (1, 2):
+        raise ValueError(f"gradient: 'edge_order' must be 1 or 2 (NumPy: greater than 2 not supported), "
+                         f"got {edge_order!r}")
     spacings = list(varargs) if len(varargs) > 1 else [varargs[0] if varargs else 1.0] * len(axes)
     if len(spacings) != len(axes) or any(np.ndim(h) != 0 for h in spacings):
         raise TypeError("gradient: spacings must be numbers, one for all axes or one per axis "
@@ -78,11 +96,18 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     out = []
     for ax, h in zip(axes, spacings):
         g = _along(f, ax)
-        if g.shape[-1] < 2:
-            raise ValueError(f"gradient: shape of the array along axis {ax} must be at least 2 (edge_order + 1), "
-                             f"got {f.shape}")
-        first = ew.divide(ew.subtract(g[..., 1:2], g[..., 0:1]), h)
-        last = ew.divide(ew.subtract(g[..., -1:], g[..., -2:-1]), h)
+        if g.shape[-1] < edge_order + 1:
+            raise ValueError(
+                "gradient: Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) "
+                f"elements are required: axis {ax} of the array of shape {tuple(f.shape)} has {g.shape[-1]} with "
+                f"edge_order={edge_order}; sample more points, or leave that axis out with axis="
+            )
+        if edge_order == 1:
+            first = ew.divide(ew.subtract(g[..., 1:2], g[..., 0:1]), h)
+            last = ew.divide(ew.subtract(g[..., -1:], g[..., -2:-1]), h)
+        else:  # NumPy's coefficients, in its order of operations (the same rounding)
+            first = _weighted(g, (0, 1, 2), (-1.5 / h, 2.0 / h, -0.5 / h))
+            last = _weighted(g, (-3, -2, -1), (0.5 / h, -2.0 / h, 1.5 / h))
         inner = ew.divide(ew.subtract(g[..., 2:], g[..., :-2]), 2.0 * h)
         out.append(moveaxis(concatenate([first, inner, last], axis=-1), -1, ax))
     return out[0] if len(out) == 1 else tuple(out)

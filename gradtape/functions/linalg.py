@@ -599,7 +599,8 @@ def diag(v, k=0):
 # --- norm -------------------------------------------------------------------------------
 
 def _max(x, axis, neg=False):
-    return reductions.min(x, axis=axis) if neg else reductions.max(x, axis=axis)
+    # NumPy's norms take their maxima with initial=0 (an empty matrix's norm is 0); minima have none
+    return reductions.extreme(x, axis, False, largest=not neg, initial=np._NoValue if neg else 0, name="norm")
 
 
 def _vector_norm(x, ord, ax):

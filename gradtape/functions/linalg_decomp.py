@@ -15,7 +15,7 @@ from ..ir.ops.linalg_decomp import eigh_p, qr_p, qr_sizes, svd_p, svd_sizes
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ._promote import shape_of
-from .linalg_solve import in_double, matrices, mT
+from .linalg_solve import in_double, matrices
 from .shape import reshape
 
 __all__: list = []  # public as gradtape.linalg.* (gradtape/linalg.py), as in NumPy
@@ -25,11 +25,10 @@ SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 
 
-def _uplo(name, a, UPLO):
+def _eigh(name, a, UPLO):
     if UPLO not in ("L", "U"):
         raise ValueError(f"numpy.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
-    a = matrices(name, a)
-    return a if UPLO == "L" else mT(a)  # the upper triangle of a is the lower one of a^T
+    return bind(eigh_p, matrices(name, a), uplo=UPLO, vectors=name == "eigh")
 
 
 @implements(np.linalg.eigh)
@@ -44,7 +43,8 @@ def eigh(a, UPLO="L"):
 
     Args:
       a: (..., n, n) Tensor or array-like.
-      UPLO: 'L' (read the lower triangle) or 'U'.
+      UPLO: 'L' (read the lower triangle) or 'U' (the upper one); either way
+        the eigenvectors are NumPy's, signs included.
 
     Returns:
       EighResult(eigenvalues (..., n), eigenvectors (..., n, n), as columns).
@@ -57,7 +57,7 @@ def eigh(a, UPLO="L"):
         >>> gradtape.linalg.eigh(gradtape.constant([[2.0, 0.0], [0.0, 1.0]])).eigenvalues.numpy()
         array([1., 2.])
     """
-    packed = bind(eigh_p, _uplo("eigh", a, UPLO))
+    packed = _eigh("eigh", a, UPLO)
     return EighResult(packed[..., 0, :], packed[..., 1:, :])
 
 
@@ -66,12 +66,16 @@ def eigh(a, UPLO="L"):
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues of symmetric matrices, ascending (numpy.linalg.eigvalsh); see eigh.
 
+    Computed as NumPy computes them, without the eigenvectors (LAPACK's JOBZ='N'): the same
+    values, and LinAlgError for an infinity, where eigh gives NaNs. The derivatives compute the
+    eigenvectors.
+
     Example::
 
         >>> gradtape.linalg.eigvalsh(gradtape.constant([[2.0, 1.0], [1.0, 2.0]])).numpy()
         array([1., 3.])
     """
-    return bind(eigh_p, _uplo("eigvalsh", a, UPLO))[..., 0, :]
+    return _eigh("eigvalsh", a, UPLO)
 
 
 def _unpack_svd(packed, m, n, full_matrices):

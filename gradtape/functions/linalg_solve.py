@@ -22,7 +22,7 @@ from ..tracer.errors import ConcretizationError
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
-from . import reductions
+from . import predicates, reductions
 from ._promote import convert, float_operand, promote, promote_float, shape_of
 from .linalg import _singular_values, matmul
 from .shape import broadcast_to, reshape, swapaxes
@@ -294,7 +294,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
                [0. ]])
     """
     a = matrices("pinv", a, square=False)
-    return bind(pinv_p, a, rcond=_pinv_rcond(a, rcond, rtol, 1e-15))
+    return bind(pinv_p, a, rcond=_pinv_rcond(a, rcond, rtol, 1e-15), name="pinv")
 
 
 @implements(np.linalg.lstsq)
@@ -319,7 +319,8 @@ def lstsq(a, b, rcond=None):
       LstsqResult(solution, residuals, rank, singular_values).
 
     Raises:
-      numpy.linalg.LinAlgError: a or b has the wrong number of dimensions, or their rows differ.
+      numpy.linalg.LinAlgError: a or b has the wrong number of dimensions, or their rows differ,
+        or a has a NaN or an infinity (NumPy: "SVD did not converge in Linear Least Squares").
 
     Example::
 
@@ -335,9 +336,12 @@ def lstsq(a, b, rcond=None):
             f"got a {sa} and b {sb}")
     m, n = sa
     cutoff = np.finfo(a.dtype).eps * max(m, n) if rcond is None else float(rcond)
-    x = matmul(bind(pinv_p, a, rcond=cutoff), b)
+    x = matmul(bind(pinv_p, a, rcond=cutoff, name="lstsq"), b)
+    # NumPy's ?gelsd scales b by its largest magnitude first: an infinity anywhere in b makes the
+    # whole solution NaN (a NaN only its own column's, as the product gives)
+    x = ew.where(predicates.any(predicates.isinf(b)), np.nan, x)
     s = _singular_values(a)
-    rank = reductions.sum(ew.cast(ew.greater(s, cutoff * reductions.max(s)), np.int64))
+    rank = reductions.sum(ew.cast(ew.greater(s, cutoff * reductions.max(s, initial=0)), np.int64))
     known = concrete(rank)
     residual = reductions.sum(ew.square(b - matmul(a, x)), axis=0)
     if len(sb) == 1:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
-from . import reductions
+from . import predicates, reductions
 from ._promote import as_tensor, promote
 from .shape import moveaxis, reshape, stack
 
@@ -152,8 +152,12 @@ def cond(x, p=None):
     if p is None or p in (2, -2):
         s = svdvals(x)
         big, small = reductions.max(s, axis=-1), reductions.min(s, axis=-1)
-        return ew.divide(small, big) if p == -2 else ew.divide(big, small)
-    return ew.multiply(np.linalg.norm(x, ord=p, axis=(-2, -1)), np.linalg.norm(np.linalg.inv(x), ord=p, axis=(-2, -1)))
+        r = ew.divide(small, big) if p == -2 else ew.divide(big, small)
+    else:
+        r = ew.multiply(np.linalg.norm(x, ord=p, axis=(-2, -1)), np.linalg.norm(np.linalg.inv(x), ord=p, axis=(-2, -1)))
+    # As NumPy: a NaN condition number (of an infinite entry, say) is inf, unless x has a NaN
+    blown = ew.logical_and(predicates.isnan(r), ew.logical_not(predicates.any(predicates.isnan(x), axis=(-2, -1))))
+    return ew.where(blown, np.inf, r)
 
 
 @implements(np.linalg.tensorinv)

@@ -38,8 +38,11 @@ def _shift(x, axes):
     invariant to the shift, so treating it as a constant leaves every
     derivative exact and skips the max's own (tie-splitting) derivative.
     A non-finite max (all -inf, or an inf) is replaced by 0, as SciPy does,
-    so that inf - inf does not turn the result into NaN.
+    so that inf - inf does not turn the result into NaN. Over an empty axis
+    there is nothing to shift (logsumexp is log(0) = -inf, softmax is empty).
     """
+    if any(x.shape[a] == 0 for a in axes):
+        return 0.0
     m = bind(ew_ops.stop_gradient_p, reductions.max(x, axes, keepdims=True))
     return ew.where(ew.less(ew.abs(m), np.inf), m, 0.0)
 
@@ -99,8 +102,7 @@ def logsumexp(x, axis=None, keepdims=False, b=None):
     Returns:
       A Tensor with the reduced axes removed (or of length 1 with keepdims).
 
-    Raises:
-      ValueError (gradtape.ir.ShapeError): reducing over an axis of length 0.
+    An empty reduction is log(0) = -inf, as in SciPy.
 
     Example::
 

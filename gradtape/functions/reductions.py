@@ -14,6 +14,7 @@ import builtins
 
 import numpy as np
 
+from ..ir.errors import ShapeError
 from ..ir.ops import elementwise as ew_ops, layout, reduce as red
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
@@ -258,8 +259,35 @@ def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correctio
 
 # --- max, min -------------------------------------------------------------------------
 
+def extreme(x, axis, keepdims, *, largest: bool, initial=np._NoValue, name=None):
+    """The maximum (largest=True) or minimum over `axis`, with NumPy's `initial`.
+
+    An empty reduction raises NumPy's ValueError (as ShapeError) naming `name`, the public
+    function, unless `initial` is given: its value where there is nothing to reduce, and a
+    bound on the result elsewhere (max(x, initial=0) >= 0).
+    """
+    op, ufunc = (red.reduce_max_p, "maximum") if largest else (red.reduce_min_p, "minimum")
+    name = name or ("max" if largest else "min")
+    axes = normalize_axis(name, axis, len(x.shape))
+    empty = [a for a in axes if x.shape[a] == 0]
+    if initial is np._NoValue:
+        if empty:
+            raise ShapeError(
+                f"{name}: zero-size array to reduction operation {ufunc} which has no identity (axis "
+                f"{empty[0]} of the input of shape {tuple(x.shape)} has length 0); reduce over non-empty "
+                "axes, or pass initial= (the value of an empty reduction)"
+            )
+        return _reduce_axes(op, x, axes, keepdims)
+    bound = np.asarray(initial, x.dtype)
+    if bound.ndim:
+        raise ValueError(f"{name}: initial must be a scalar, got an array of shape {bound.shape}")
+    if empty:  # a sum over the same axes (0 here) keeps the result connected to x: a zero gradient
+        return ew.add(_reduce_axes(red.reduce_sum_p, x, axes, keepdims), bound)
+    return (ew.maximum if largest else ew.minimum)(_reduce_axes(op, x, axes, keepdims), bound)
+
+
 @implements(np.max, np.amax)
-def max(x, axis=None, out=None, keepdims=False):
+def max(x, axis=None, out=None, keepdims=False, initial=np._NoValue):
     """Maximum over the given axes, as numpy.max.
 
     Where several elements tie for the maximum, the gradient is shared
@@ -269,37 +297,45 @@ def max(x, axis=None, out=None, keepdims=False):
       x: a Tensor or array-like.
       axis: None (all axes), an int or a tuple of ints.
       keepdims: keep the reduced axes with length 1.
+      initial: a scalar the result is at least (the result of an empty
+        reduction); without it an empty reduction is an error, as in NumPy.
 
     Returns:
       A Tensor of x's dtype.
 
     Raises:
-      ValueError (gradtape.ir.ShapeError): reducing over an axis of length 0.
+      ValueError (gradtape.ir.ShapeError): reducing over an axis of length 0
+        without `initial` (NumPy's "zero-size array to reduction operation
+        maximum which has no identity").
       numpy.exceptions.AxisError: an axis is out of range.
 
     Example::
 
         >>> gradtape.max(gradtape.constant([[1.0, 5.0], [3.0, 2.0]]), axis=1)
         Tensor([5., 3.], dtype=float64)
+        >>> gradtape.max(gradtape.constant(np.zeros((0, 2))), axis=0, initial=-1.0)
+        Tensor([-1., -1.], dtype=float64)
     """
     _no_out("max", out)
-    return _reduce(red.reduce_max_p, "max", as_tensor(x), axis, keepdims)
+    return extreme(as_tensor(x), axis, keepdims, largest=True, initial=initial)
 
 
 @implements(np.min, np.amin)
-def min(x, axis=None, out=None, keepdims=False):
+def min(x, axis=None, out=None, keepdims=False, initial=np._NoValue):
     """Minimum over the given axes, as numpy.min; ties share the gradient equally.
 
     Args:
       x: a Tensor or array-like.
       axis: None (all axes), an int or a tuple of ints.
       keepdims: keep the reduced axes with length 1.
+      initial: a scalar the result is at most (the result of an empty
+        reduction); without it an empty reduction is an error, as in NumPy.
 
     Returns:
       A Tensor of x's dtype.
 
     Raises:
-      ValueError (gradtape.ir.ShapeError): reducing over an axis of length 0.
+      ValueError (gradtape.ir.ShapeError): reducing over an axis of length 0 without `initial`.
       numpy.exceptions.AxisError: an axis is out of range.
 
     Example::
@@ -308,7 +344,7 @@ def min(x, axis=None, out=None, keepdims=False):
         Tensor([1., 2.], dtype=float64)
     """
     _no_out("min", out)
-    return _reduce(red.reduce_min_p, "min", as_tensor(x), axis, keepdims)
+    return extreme(as_tensor(x), axis, keepdims, largest=False, initial=initial)
 
 
 amax = max

@@ -38,6 +38,8 @@ def _part(x, axis, start, stop):
     """x[start:stop] along `axis` (0 <= start <= stop <= length)."""
     if start == 0 and stop == x.shape[axis]:
         return x
+    if start == stop:  # the slice op takes an empty range in one (normalized) form only
+        start = stop = 0
     starts = tuple(start if i == axis else 0 for i in range(x.ndim))
     stops = tuple(stop if i == axis else d for i, d in enumerate(x.shape))
     return bind(slice_p, x, starts=starts, stops=stops, steps=(1,) * x.ndim)

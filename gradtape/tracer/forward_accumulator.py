@@ -58,9 +58,15 @@ class ForwardAccumulator:
 
     Raises:
       ValueError: `tangents` does not have the structure of `primals`, a
-        tangent's shape differs from its primal's, or a primal is an
+        tangent's shape differs from its primal's, a primal is listed twice
+        (as TensorFlow: sum its tangents instead), or a primal is an
         abstract (traced) tensor.
-      TypeError: a primal is not a Tensor or Variable.
+      TypeError: a primal is not a Tensor or Variable, or a tangent is not
+        real (complex, say) where its primal is.
+
+    A real tangent of another dtype is cast to its primal's (TensorFlow
+    accepts that of arrays only, but gradtape's constants default to
+    float64, so a float32 primal's tangent often is one).
 
     Example::
 
@@ -83,6 +89,14 @@ class ForwardAccumulator:
         self._recording = False
         self._primals = []  # the watched floating primals, in order
         self._tangents = []  # their tangents (Tensors, of the primal's dtype)
+        first = {}
+        for i, primal in enumerate(flat_primals):
+            j = first.setdefault(id(primal), i)
+            if j != i:  # its later tangent would silently replace the earlier one
+                raise ValueError(
+                    f"ForwardAccumulator: primals {j} and {i} are the same {_describe(primal)}; list each "
+                    "primal once (TensorFlow raises too), with the sum of its tangents if both were meant"
+                )
         for primal, tangent in zip(flat_primals, flat_tangents):
             self._watch(primal, tangent)
 
@@ -102,6 +116,12 @@ class ForwardAccumulator:
                 stacklevel=3,
             )
             return
+        given = tangent.dtype if isinstance(tangent, Tensor) else np.asarray(tangent).dtype
+        if given.kind not in "biuf":  # a cast would drop the imaginary part, or fail on objects
+            raise TypeError(
+                f"ForwardAccumulator: a tangent of dtype {given} was given for a primal of dtype "
+                f"{primal.dtype}; a tangent must be real like its primal (of the primal's dtype)"
+            )
         if not isinstance(tangent, Tensor):
             tangent = Tensor(np.asarray(tangent, primal.dtype))
         if tuple(tangent.shape) != tuple(primal.shape):
@@ -111,6 +131,10 @@ class ForwardAccumulator:
             )
         if tangent.dtype != primal.dtype:
             tangent = bind(ir.all_ops["cast"], tangent, dtype=primal.dtype)
+        at = next((k for k, p in enumerate(self._primals) if p is primal), None)
+        if at is not None:  # watched again: the tangents add up, as TensorFlow's Watch aggregates them
+            self._tangents[at] = bind(ir.all_ops["add"], self._tangents[at], tangent)
+            return
         self._tape.watch(primal)
         self._primals.append(primal)
         self._tangents.append(tangent)
@@ -189,6 +213,10 @@ class ForwardAccumulator:
             with _paused(self):
                 return plan.record_calls(rec, tangents)
         return plan.bind(rec).run(tangents)
+
+
+def _describe(primal) -> str:
+    return f"{type(primal).__name__} (shape {tuple(primal.shape)}, {primal.dtype})"
 
 
 class JvpParts:

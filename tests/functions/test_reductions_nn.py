@@ -363,7 +363,6 @@ def test_other_errors():
         gt.var(X, ddof=1, correction=1)
     with pytest.raises(ValueError, match=r"^clip: at least one of a_min and a_max"):
         gt.clip(X)
-    with pytest.raises(ValueError, match=r"^reduce_max: cannot take the maximum over axis 1 of f64\[2,0\]"):
+    with pytest.raises(ValueError, match=r"^max: zero-size array to reduction operation maximum which has no "
+                                         r"identity \(axis 1 of the input of shape \(2, 0\) has length 0\)"):
         gt.max(np.zeros((2, 0)), axis=1)
-    with pytest.raises(ValueError, match=r"^reduce_max: .*length 0"):
-        gt.logsumexp(np.zeros(0))

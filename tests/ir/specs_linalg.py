@@ -79,8 +79,8 @@ def _op(op, **params):
     return lambda *xs: bind(op, *xs, **params)
 
 
-def _packed_eigh(a):
-    w, v = np.linalg.eigh(a)
+def _packed_eigh(a, uplo="L"):
+    w, v = np.linalg.eigh(a, UPLO=uplo)
     return np.concatenate([w[..., None, :], v], axis=-2)
 
 
@@ -163,11 +163,15 @@ SPECS = [
     _spec("slogdet_op_f32", _op(ops.slogdet_p), [well_conditioned(2, 3, 3, dtype=F32)],
           lambda a: np.stack(np.linalg.slogdet(a), axis=-1), ("slogdet",)),
     _spec("cholesky_op_f32", _op(ops.cholesky_p), [spd(3, 3, dtype=F32)], np.linalg.cholesky, ("cholesky",)),
-    _spec("eigh_op_f32", _op(ops.eigh_p), [spd(3, 3, dtype=F32)], _packed_eigh, ("eigh",)),
+    _spec("eigh_op_f32", _op(ops.eigh_p, uplo="L", vectors=True), [spd(3, 3, dtype=F32)], _packed_eigh, ("eigh",)),
+    _spec("eigh_op_upper_f32", _op(ops.eigh_p, uplo="U", vectors=True), [spd(3, 3, dtype=F32)],
+          lambda a: _packed_eigh(a, "U"), ("eigh",)),
+    _spec("eigvalsh_op_upper_f32", _op(ops.eigh_p, uplo="U", vectors=False), [spd(2, 3, 3, dtype=F32)],
+          lambda a: np.linalg.eigvalsh(a, UPLO="U"), ("eigh",)),
     _spec("svd_op_f32", _op(ops.svd_p, full_matrices=False), [distinct_singular_values(3, 2, dtype=F32)],
           _packed(lambda a: np.linalg.svd(a, full_matrices=False)), ("svd",)),
     _spec("qr_op_f32", _op(ops.qr_p, complete=False), [distinct_singular_values(3, 2, dtype=F32)],
           _packed(lambda a: np.linalg.qr(a)), ("qr",)),
-    _spec("pinv_op_f32", _op(ops.pinv_p, rcond=1e-15), [distinct_singular_values(2, 3, dtype=F32)],
+    _spec("pinv_op_f32", _op(ops.pinv_p, rcond=1e-15, name="pinv"), [distinct_singular_values(2, 3, dtype=F32)],
           np.linalg.pinv, ("pinv",)),
 ]

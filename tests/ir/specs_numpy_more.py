@@ -87,6 +87,7 @@ SPECS = [
     # calculus, sampling, statistics
     _spec("trapezoid", lambda y, x: np.trapezoid(y, dx=0.5) + np.trapezoid(y[0], x=x), [_X, _V], ("add",)),
     _spec("gradient", lambda x: np.gradient(x)[0] + np.gradient(x, 0.5, axis=1), [normal(3, 4)], ("sub",)),
+    _spec("gradient_edge_order2", lambda x: np.gradient(x, 0.5, axis=1, edge_order=2), [normal(3, 4)], ("mul",)),
     _spec("unwrap", lambda p: np.unwrap(p * 2.0), [_uniform(-1.4, 1.4, 2, 5)], ("remainder",)),
     _spec("logspace_geomspace", lambda a, b: np.logspace(a[0], b[0], 4) + np.geomspace(a[1] + 2.0, b[1] + 3.0, 4),
           [_uniform(0.1, 1, 2), _uniform(1, 2, 2)], ("pow",)),

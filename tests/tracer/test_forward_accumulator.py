@@ -269,3 +269,39 @@ def test_reverse_over_forward_records_the_jvp_as_a_call_and_compiles_one_plan(co
 def _grad_f(x, M):
     th = np.tanh(x)
     return 2 * th * (1 - th * th) * x + th * th + M.T @ (M @ x)
+
+
+def test_a_primal_listed_twice_is_refused_as_in_tensorflow():
+    x, v = gt.constant([1.0, 2.0]), gt.Variable([3.0])
+    with pytest.raises(ValueError, match=r"primals 0 and 1 are the same Tensor \(shape \(2,\), float64\); "
+                                         "list each primal once"):
+        gt.ForwardAccumulator((x, x), (np.ones(2), np.zeros(2)))
+    with pytest.raises(ValueError, match=r"primals 1 and 2 are the same Variable"):
+        gt.ForwardAccumulator([x, v, v], [np.ones(2), np.ones(1), np.ones(1)])
+
+
+def test_watching_a_primal_again_adds_the_tangents_as_tensorflows_watch():
+    # TF's private _watch (its C++ ForwardAccumulator::Watch) aggregates the tangents of a tensor
+    # watched in two calls; the constructor refuses a duplicate, so only _watch can do it.
+    x = gt.constant([1.0, 2.0])
+    acc = gt.ForwardAccumulator(x, np.array([1.0, 0.0]))
+    acc._watch(x, gt.constant([0.5, 2.0]))
+    with acc:
+        y = x ** 3
+    np.testing.assert_allclose(acc.jvp(y).numpy(), 3 * np.array([1.0, 4.0]) * [1.5, 2.0])
+
+
+@pytest.mark.parametrize("wrap", [np.asarray, gt.constant], ids=["array", "tensor"])
+def test_a_complex_tangent_of_a_real_primal_is_refused(wrap):
+    x = gt.constant([1.0, 2.0])
+    with pytest.raises(TypeError, match="a tangent of dtype complex128 was given for a primal of dtype float64; "
+                                        "a tangent must be real"):
+        gt.ForwardAccumulator(x, wrap(np.array([1.0 + 1.0j, 0.0])))
+
+
+def test_a_tangent_of_the_primals_size_but_another_shape_is_refused():
+    x = gt.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"a tangent of shape \(2, 1\) was given for a primal of shape \(2,\)"):
+        gt.ForwardAccumulator(x, np.ones((2, 1)))
+    with pytest.raises(ValueError, match=r"a tangent of shape \(\) was given for a primal of shape \(2,\)"):
+        gt.ForwardAccumulator(x, 1.0)

@@ -45,6 +45,12 @@ _PROBLEMS = {
     "not_pd": "matrix not positive definite (its Cholesky factor does not exist)",
     "no_convergence": "the LAPACK iteration did not converge",
 }
+# NumPy's own words for a failed iteration, kept so that code matching NumPy's message still matches
+_NO_CONVERGENCE = {
+    "svd": "SVD did not converge", "pinv": "SVD did not converge",
+    "lstsq": "SVD did not converge in Linear Least Squares",
+    "eigh": "Eigenvalues did not converge", "eigvalsh": "Eigenvalues did not converge",
+}
 _FIXES = {
     "singular": "use numpy.linalg.pinv or numpy.linalg.lstsq for a singular or rank-deficient system",
     "not_pd": "cholesky needs a symmetric positive-definite matrix: check the input, or add a "
@@ -65,8 +71,8 @@ def linalg_error(function: str, problem: str, shape, index=None) -> np.linalg.Li
     where = f"input of shape {tuple(shape)}"
     if index is not None and len(shape) > 2:
         where += f", matrix {tuple(int(i) for i in index)} of the stack"
-    return np.linalg.LinAlgError(f"numpy.linalg.{function}: {_PROBLEMS[problem]} ({where}); "
-                                 f"{_FIXES[problem]}")
+    text = _NO_CONVERGENCE.get(function, _PROBLEMS[problem]) if problem == "no_convergence" else _PROBLEMS[problem]
+    return np.linalg.LinAlgError(f"numpy.linalg.{function}: {text} ({where}); {_FIXES[problem]}")
 
 
 def square_shape(op_name: str, t):
@@ -280,21 +286,28 @@ batching_rules[cholesky_p] = _matrix_batch_rule(cholesky)
 
 # --- pinv: the Moore-Penrose pseudo-inverse ------------------------------------------------
 
+# Param name: the numpy.linalg function reported, "pinv" or "lstsq". NumPy's lstsq (?gelsd) fails
+# on any non-finite entry of a, where pinv (?gesdd) fails on NaN only (inf gives numbers): with
+# name="lstsq" the op raises for both, as NumPy's lstsq does.
 pinv_p = new_op("pinv", elementwise=False, can_fail_on_values=True, runs_code=False)
 
 
-def _pinv_shape(a, *, rcond):
+def _pinv_shape(a, *, rcond, name):
+    if name not in ("pinv", "lstsq"):
+        raise ValueError(f"pinv: name must be 'pinv' or 'lstsq', got {name!r}")
     require_float(pinv_p, a)
     if a.ndim < 2:
         raise ShapeError(f"pinv: needs matrices in the last two axes, got {a}")
     return a.with_shape(a.shape[:-2] + (a.shape[-1], a.shape[-2]))
 
 
-def _pinv_impl(a, *, rcond):
+def _pinv_impl(a, *, rcond, name):
+    if name == "lstsq" and not np.isfinite(a).all():
+        raise linalg_error(name, "no_convergence", a.shape, _first_failure(a, lambda m: not np.isfinite(m).all()))
     try:
         return np.linalg.pinv(a, rcond=rcond)
     except np.linalg.LinAlgError:
-        raise linalg_error("pinv", "no_convergence", a.shape) from None
+        raise linalg_error(name, "no_convergence", a.shape) from None
 
 
 def _pinv_projections(a, p):
@@ -303,7 +316,7 @@ def _pinv_projections(a, p):
     return batch_eye(a, m) - mm(a, p), batch_eye(a, n) - mm(p, a)
 
 
-def _pinv_vjp(ct, p, a, *, rcond):
+def _pinv_vjp(ct, p, a, *, rcond, name):
     # Golub and Pereyra's derivative of the pseudo-inverse, valid where the rank is constant:
     # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P, transposed.
     left, right = _pinv_projections(a, p)
@@ -311,7 +324,7 @@ def _pinv_vjp(ct, p, a, *, rcond):
     return (-mm(mm(pt, ct), pt) + mm(mm(left, ctt), mm(p, pt)) + mm(mm(pt, p), mm(ctt, right)),)
 
 
-def _pinv_jvp(ts, p, a, *, rcond):
+def _pinv_jvp(ts, p, a, *, rcond, name):
     left, right = _pinv_projections(a, p)
     da, pt = ts[0], mT(p)
     dat = mT(da)
@@ -324,8 +337,8 @@ vjp_rules[pinv_p] = _pinv_vjp
 jvp_rules[pinv_p] = _pinv_jvp
 
 
-def pinv(a: Sym, rcond: float) -> Sym:
-    return bind(pinv_p, a, rcond=float(rcond))
+def pinv(a: Sym, rcond: float, name: str = "pinv") -> Sym:
+    return bind(pinv_p, a, rcond=float(rcond), name=name)
 
 
 batching_rules[pinv_p] = _matrix_batch_rule(pinv)

@@ -5,7 +5,9 @@ tensor and the front ends (gradtape/functions/linalg_decomp.py) slice
 them apart; the slices are views in native code and their derivatives
 route each result's cotangent back into the packed one:
 
-    eigh   (..., n + 1, n)            row 0: the eigenvalues (ascending), rows 1..n: the eigenvectors
+    eigh   (..., n + 1, n)            row 0: the eigenvalues (ascending), rows 1..n: the eigenvectors;
+                                      param uplo ('L' or 'U'): the triangle read; with param
+                                      vectors=False (eigvalsh) only the eigenvalues, (..., n)
     svd    (..., m*u + k + v*n)       U (m, u), s (k), Vh (v, n), flattened and joined
     qr     (..., m*q + q*n)           Q (m, q), R (q, n), flattened and joined
 
@@ -22,8 +24,13 @@ A zero gap (repeated eigenvalue or singular value) makes F infinite: the
 derivative of the vectors does not exist there, and it is NaN, never a
 silent finite number, exactly when the cotangent couples the repeated pair
 (`_matrix.guarded_div`); losses of the values alone keep finite gradients.
-numpy.linalg.eigh reads the lower triangle only (UPLO='L'), so, as for
-cholesky, its derivative sees only that triangle.
+numpy.linalg.eigh reads one triangle only (param uplo, NumPy's UPLO), so,
+as for cholesky, its derivative sees only that triangle. 'U' is its own
+LAPACK call, not 'L' on A^T: the symmetric matrix is the same, but the
+tridiagonal reduction differs and so do the eigenvectors' signs. eigvalsh
+is eigh with vectors=False, LAPACK's JOBZ='N' as NumPy calls it: its
+iteration differs from JOBZ='V' (it fails on inf, where 'V' returns NaN),
+and its derivatives compute the eigenvectors with a second eigh.
 """
 from __future__ import annotations
 
@@ -65,22 +72,36 @@ def _to_lower(g: Sym) -> Sym:
     return tril(g) + tril(mT(g), -1)
 
 
+def _symmetric(t: Sym, uplo: str) -> Sym:
+    """The symmetric matrix eigh reads from t: the upper triangle of t is the lower one of t^T."""
+    return _lower_symmetric(t if uplo == "L" else mT(t))
+
+
+def _to_triangle(g: Sym, uplo: str) -> Sym:
+    """The gradient with respect to A of a function of _symmetric(A, uplo), given the symmetric matrix's."""
+    return _to_lower(g) if uplo == "L" else mT(_to_lower(g))
+
+
 # --- eigh ------------------------------------------------------------------------------------
 
 eigh_p = new_op("eigh", elementwise=False, can_fail_on_values=True, runs_code=False)
 
 
-def _eigh_shape(a):
+def _eigh_shape(a, *, uplo, vectors):
+    if uplo not in ("L", "U"):
+        raise ValueError(f"eigh: uplo must be 'L' or 'U', got {uplo!r}")
     require_float(eigh_p, a)
     n = square_shape("eigh", a)
-    return a.with_shape(a.shape[:-2] + (n + 1, n))
+    return a.with_shape(a.shape[:-2] + ((n + 1, n) if vectors else (n,)))
 
 
-def _eigh_impl(a):
+def _eigh_impl(a, *, uplo, vectors):
     try:
-        w, v = np.linalg.eigh(a, UPLO="L")
+        if not vectors:
+            return np.linalg.eigvalsh(a, UPLO=uplo)
+        w, v = np.linalg.eigh(a, UPLO=uplo)
     except np.linalg.LinAlgError:
-        raise linalg_error("eigh", "no_convergence", a.shape) from None
+        raise linalg_error("eigh" if vectors else "eigvalsh", "no_convergence", a.shape) from None
     return np.concatenate([w[..., None, :], v], axis=-2)
 
 
@@ -95,23 +116,28 @@ def _gaps(w: Sym) -> Sym:
     return _row(w) - _col(w)
 
 
-def _eigh_vjp(ct, out, a):
+def _eigh_vjp(ct, out, a, *, uplo, vectors):
+    if not vectors:
+        _, v = unpack_eigh(eigh(a, uplo))
+        return (_to_triangle(mm(v * _row(ct), mT(v)), uplo),)
     w, v = unpack_eigh(out)
     n = w.shape[-1]
     w_bar, v_bar = unpack_eigh(ct)
     if zero_in(ct, ((1, n + 1), (0, n))):   # a loss of the eigenvalues alone: V diag(w_bar) V^T
-        return (_to_lower(mm(v * _row(w_bar), mT(v))),)
+        return (_to_triangle(mm(v * _row(w_bar), mT(v)), uplo),)
     x = mm(mT(v), v_bar)
     # Only the symmetric part of the inner matrix matters (A is read as symmetric), and the
     # symmetric part of F o X is F o (X - X^T) / 2 since F is antisymmetric.
     inner = diag_embed(w_bar) + guarded_div(0.5 * (x - mT(x)), _gaps(w))
-    return (_to_lower(mm(mm(v, inner), mT(v))),)
+    return (_to_triangle(mm(mm(v, inner), mT(v)), uplo),)
 
 
-def _eigh_jvp(ts, out, a):
-    w, v = unpack_eigh(out)
-    m = mm(mm(mT(v), _lower_symmetric(ts[0])), v)        # symmetric
+def _eigh_jvp(ts, out, a, *, uplo, vectors):
+    w, v = unpack_eigh(out if vectors else eigh(a, uplo))
+    m = mm(mm(mT(v), _symmetric(ts[0], uplo)), v)        # symmetric
     dw = diag_part(m)
+    if not vectors:
+        return dw
     dv = mm(v, guarded_div(m, _gaps(w)))
     return concatenate([_row(dw), dv], dv.ndim - 2)
 
@@ -122,8 +148,8 @@ vjp_rules[eigh_p] = _eigh_vjp
 jvp_rules[eigh_p] = _eigh_jvp
 
 
-def eigh(a: Sym) -> Sym:
-    return bind(eigh_p, a)
+def eigh(a: Sym, uplo: str = "L", vectors: bool = True) -> Sym:
+    return bind(eigh_p, a, uplo=uplo, vectors=bool(vectors))
 
 
 batching_rules[eigh_p] = _batch_rule(eigh)
