@@ -26,7 +26,7 @@ import ctypes
 import numpy as np
 
 from .. import ir
-from ..codegen import lapack
+from ..codegen import failures
 from . import alloc
 from .arena import thread_arena
 from .errors import ArgumentError, RuntimeLayerError
@@ -97,8 +97,8 @@ class CompiledFunction:
         else:
             self.call_path = "interpreter"
             self._new, self._into = _interpreter_entries(self)
-        if native is not None and lapack.uses_lapack(native.symbols):
-            self._new, self._into = _raising_linalg_errors(self._new), _raising_linalg_errors(self._into)
+        if native is not None and failures.reports_failures(native.symbols):
+            self._new, self._into = _raising_failures(self._new), _raising_failures(self._into)
         self.entry, self.entry_into = self._new, self._into
 
     def __call__(self, *args, out=None):
@@ -194,13 +194,14 @@ class CompiledFunction:
         )
 
 
-def _raising_linalg_errors(entry):
-    """`entry`, raising the LinAlgError that LAPACK reported during the call (codegen/lapack.py):
-    a singular or not positive-definite matrix must not return garbage."""
+def _raising_failures(entry):
+    """`entry`, raising what the generated code reported during the call (codegen/failures.py): a
+    singular matrix (LinAlgError) or a while_loop's stack that could not grow (MemoryError) must not
+    return garbage."""
     def checked(*args):
-        lapack.clear_pending()
+        failures.clear()
         result = entry(*args)
-        lapack.raise_pending()
+        failures.raise_pending()
         return result
 
     return checked
