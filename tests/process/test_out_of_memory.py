@@ -140,3 +140,29 @@ def test_an_exported_library_returns_minus_one_when_the_stack_cannot_grow(tmp_pa
     failed, again, first, last = run.stdout.split()
     assert (failed, again) == ("-1", "0")
     np.testing.assert_allclose([float(first), float(last)], [0.999 ** 1000] * 2, rtol=1e-12)
+
+
+# --- point 10: outputs and scratch arenas that cannot be allocated ------------------------------
+
+ALLOC_CHILD = '''
+    import numpy as np
+    import gradtape as gt
+
+    double = gt.differentiable(lambda x: x * 2.0)
+    pooled = np.ones(1 << 20)                          # an 8 MiB result: from runtime.alloc's pool
+    double(pooled)
+    big = np.ones(1 << 25)                             # 256 MiB in
+    limit_memory(200 << 20)                            # its 256 MiB result cannot be had
+    try:
+        double(big)
+        print("error none")
+    except MemoryError as e:
+        print("error", e)
+    print("after", double(pooled)[:2].sum(), double(np.arange(3.0)).sum())
+'''
+
+
+def test_a_result_that_cannot_be_mapped_raises_memory_error_with_its_size():
+    out = _lines(_run(ALLOC_CHILD))
+    assert out["error"] == "Unable to allocate 256 MiB for an array with shape (33554432,) and data type float64"
+    assert out["after"].split() == ["4.0", "6.0"]
