@@ -131,8 +131,9 @@ class CompiledFunction:
     def _into_checked(self, args, out):
         given = [out] if isinstance(out, np.ndarray) else list(out)
         outs = self._check_out(given)
-        if _overlaps(args, outs):
-            # As NumPy's ufuncs do: compute into fresh arrays, then copy, so no input is overwritten early.
+        if _overlaps(args, outs) or not all(o.dtype.isnative for o in outs):
+            # As NumPy's ufuncs do: compute into fresh arrays, then copy, so no input is overwritten early
+            # (and big-endian outputs get their bytes swapped).
             for o, r in zip(outs, self(*args)):
                 o[...] = r
             return given
@@ -172,7 +173,7 @@ class CompiledFunction:
                 f"got {len(outs)} arrays as out="
             )
         for j, (o, t) in enumerate(zip(outs, self.out_types)):
-            if not isinstance(o, np.ndarray) or o.dtype != t.dtype or o.shape != t.shape:
+            if not isinstance(o, np.ndarray) or o.dtype.newbyteorder("=") != t.dtype or o.shape != t.shape:
                 raise ArgumentError(
                     f"compiled function {self.signature()}: out[{j}] must be a {t} array "
                     f"({np.dtype(t.dtype).name}, shape {t.shape}), got {_describe(o)}"
@@ -183,7 +184,9 @@ class CompiledFunction:
                     f"writeable (got c_contiguous={o.flags.c_contiguous}, aligned={o.flags.aligned}, "
                     f"writeable={o.flags.writeable}); pass np.empty({t.shape}, np.{np.dtype(t.dtype).name})"
                 )
-            if type(o) is not np.ndarray or o.dtype.num != np.dtype(t.dtype).num:
+            if not o.dtype.isnative:
+                outs[j] = o.view(np.ndarray)  # written by a copy (_into_checked), which swaps the bytes
+            elif type(o) is not np.ndarray or o.dtype.num != np.dtype(t.dtype).num:
                 outs[j] = o.view(np.ndarray).view(t.dtype)  # same memory, exactly the kernel's type
         return outs
 
@@ -216,7 +219,8 @@ def _footprint(native) -> int:
 
 def _describe(a) -> str:
     if isinstance(a, np.ndarray):
-        return f"{ir.TensorType(a.shape, a.dtype)} ({a.dtype.name} array of shape {a.shape})"
+        order = "" if a.dtype.isnative else "big-endian " if a.dtype.byteorder == ">" else "little-endian "
+        return f"{ir.TensorType(a.shape, a.dtype)} ({order}{a.dtype.name} array of shape {a.shape})"
     return f"{type(a).__name__} {a!r}"[:120]
 
 
