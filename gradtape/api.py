@@ -10,7 +10,8 @@ from .tracer.tensor import Tensor
 
 
 def constant(value, dtype=None) -> Tensor:
-    """A Tensor holding a copy of `value` (Python floats become float64, as in NumPy).
+    """A Tensor holding a copy of `value` (Python floats become float64, as in NumPy; a big-endian
+    array's values in the machine's byte order).
 
     Args:
       value: array-like (nested lists, NumPy arrays, scalars, Tensors).
@@ -24,6 +25,8 @@ def constant(value, dtype=None) -> Tensor:
     if isinstance(value, Tensor):
         value = value.numpy()
     array = np.array(value, dtype=dtype)
+    if not array.dtype.isnative:  # as NumPy's functions return it: gradtape computes in native order
+        array = array.astype(array.dtype.newbyteorder("="))
     array.flags.writeable = False
     return Tensor(array)
 

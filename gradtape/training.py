@@ -193,7 +193,7 @@ class TrainStep:
         if self.check_finite:
             self._check_finite(outs[-n:], params, leaves, it)
         for x, new in zip(leaves, outs):
-            if type(x) is np.ndarray:
+            if isinstance(x, np.ndarray):
                 x[...] = new
             else:
                 x.assign(new)
@@ -426,7 +426,7 @@ def _leaves_of(params):
 
 def _parameter_array(x, params, k: int, name: str) -> np.ndarray:
     """The array a parameter leaf passes to the compiled step (checked once per call)."""
-    if type(x) is np.ndarray:
+    if type(x) is np.ndarray or type(x) is np.memmap:  # a memmap: parameters kept in a file, written back there
         if x.dtype.kind == "f" and x.flags.writeable:
             return x
     elif isinstance(x, Variable):

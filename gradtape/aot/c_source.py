@@ -4,7 +4,7 @@ For a function `loss` of inputs w: f64[3,4], x: f64[4] and one output the
 header declares
 
     int loss(const double *w, const double *x, double *out);
-    void loss_with_workspace(const double *w, const double *x, double *out, void *workspace);
+    int loss_with_workspace(const double *w, const double *x, double *out, void *workspace);
     size_t loss_workspace_bytes(void);
 
 and the wrapper builds the kernel's `void **args` (inputs, outputs,
@@ -83,6 +83,7 @@ class ExportSpec:
     description: str  # what was compiled, e.g. "value_and_grad(loss) (f64[3,4], f64[4]) -> (f64[], f64[3,4])"
     generator: str  # "gradtape 0.1.0"
     cpu: str
+    out_of_memory: str = ""  # the callback symbol the kernel reports a stack that cannot grow to, if it does
 
     def parameters(self) -> str:
         params = [a.declaration(True) for a in self.inputs] + [a.declaration(False) for a in self.outputs]
@@ -116,11 +117,11 @@ def header_text(spec: ExportSpec) -> str:
  *   aligned_alloc and frees it before returning: it is reentrant and may be
  *   called from any number of threads at once. It returns 0, or -1 when the
  *   allocation failed (nothing is written then).
- *   {n}_with_workspace() allocates nothing: pass {n}_workspace_bytes()
- *   bytes, aligned to {ALIGNMENT}, that no other call uses at the same time
- *   (one workspace per thread). Its contents need no initialization and are
- *   garbage afterwards.
- *
+ *   {n}_with_workspace() allocates no scratch and returns 0: pass
+ *   {n}_workspace_bytes() bytes, aligned to {ALIGNMENT}, that no other
+ *   call uses at the same time (one workspace per thread). Its contents
+ *   need no initialization and are garbage afterwards.
+{_stack_note(spec)} *
  * Requirements
  *   The machine code is specialized to the CPU it was exported on ({spec.cpu})
  *   and needs its instruction set extensions. It links against libm (and
@@ -143,7 +144,7 @@ extern "C" {{
 #define {n.upper()}_WORKSPACE_ALIGNMENT {ALIGNMENT}
 
 int {n}({spec.parameters()});
-void {n}_with_workspace({_with_workspace_params(spec)});
+int {n}_with_workspace({_with_workspace_params(spec)});
 size_t {n}_workspace_bytes(void);
 
 #ifdef __cplusplus
@@ -154,9 +155,43 @@ size_t {n}_workspace_bytes(void);
 """
 
 
+def _stack_note(spec: ExportSpec) -> str:
+    if not spec.out_of_memory:
+        return ""
+    return """ *
+ * Loops of data-dependent length
+ *   Reverse mode through a while_loop keeps each iteration's carry on a
+ *   stack that both functions malloc and free during the call. When it
+ *   cannot grow they free it and return -1 (the outputs hold garbage then).
+"""
+
+
 def _with_workspace_params(spec: ExportSpec) -> str:
     params = spec.parameters()
     return "void *workspace" if params == "void" else f"{params}, void *workspace"
+
+
+def _failure_flag(spec: ExportSpec) -> str:
+    """The callback the kernel calls when a stack cannot grow (codegen/failures.py): it sets this thread's
+    flag. Hidden, so that two exported libraries in one process each keep their own."""
+    if not spec.out_of_memory:
+        return ""
+    return f"""
+static _Thread_local int {spec.name}_failed;
+
+__attribute__((visibility("hidden"))) void {spec.out_of_memory}(const char *what, int64_t steps, int64_t frame,
+                                                               int64_t asked) {{
+    (void)what; (void)steps; (void)frame; (void)asked;
+    {spec.name}_failed = 1;
+}}
+"""
+
+
+def _run_kernel(spec: ExportSpec) -> str:
+    if not spec.out_of_memory:
+        return f"    {spec.kernel}(args);\n    return 0;"
+    return (f"    {spec.name}_failed = 0;\n    {spec.kernel}(args);\n"
+            f"    return {spec.name}_failed ? -1 : 0;")
 
 
 def wrapper_text(spec: ExportSpec, header_name: str) -> str:
@@ -174,14 +209,14 @@ extern void {spec.kernel}(void **args);
 
 /* Handed over when no scratch memory is needed: the kernel never touches it. */
 static _Alignas({ALIGNMENT}) unsigned char {n}_no_workspace[{ALIGNMENT}];
-
+{_failure_flag(spec)}
 size_t {n}_workspace_bytes(void) {{
     return {spec.workspace_bytes};
 }}
 
-void {n}_with_workspace({_with_workspace_params(spec)}) {{
+int {n}_with_workspace({_with_workspace_params(spec)}) {{
     void *args[] = {{{", ".join(pointers + ["workspace ? workspace : (void *)" + n + "_no_workspace"])}}};
-    {spec.kernel}(args);
+{_run_kernel(spec)}
 }}
 
 int {n}({spec.parameters()}) {{
@@ -191,8 +226,8 @@ int {n}({spec.parameters()}) {{
         if (workspace == NULL)
             return -1;
     }}
-    {n}_with_workspace({call_args});
+    int status = {n}_with_workspace({call_args});
     free(workspace);
-    return 0;
+    return status;
 }}
 """

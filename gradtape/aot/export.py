@@ -80,6 +80,8 @@ def export_c(compiled: AotFunction, library, header=None, *, name: str | None = 
         description=f"{_what(compiled)}: {compiled.signature()}",
         generator=f"gradtape {__version__}",
         cpu=target.identity()["cpu"],
+        out_of_memory=codegen.failures.OUT_OF_MEMORY_SYMBOL
+        if codegen.failures.OUT_OF_MEMORY_SYMBOL in symbols else "",
     )
     header_text = c_source.header_text(spec)
     with tempfile.TemporaryDirectory(prefix="gradtape-export-") as work:

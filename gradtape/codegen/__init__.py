@@ -31,11 +31,11 @@ thread pool (parallel.py); `blas=False` also leaves them whole.
 """
 from __future__ import annotations
 
-from . import blas, lapack, parallel
+from . import blas, failures, lapack, parallel
 from .lowered import Lowered, LoweringError, Unsupported, _use_blas, blas_allowed  # noqa: F401
 from .lowering import lower_function
 
-CODEGEN_VERSION = 5  # bump when generated code changes: it keys every cache
+CODEGEN_VERSION = 6  # bump when generated code changes: it keys every cache
 
 
 def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
@@ -58,7 +58,8 @@ def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
 
 def external_address(symbol: str) -> int | None:
     """The address in this process of an external generated code may name in
-    Lowered.externals (BLAS and LAPACK routines, the LAPACK error callback), or None when it is not one of those
+    Lowered.externals (BLAS and LAPACK routines, the failure callbacks of failures.py), or None when it is not one of those
     (libraries' symbols, such as libmvec's, resolve by loading the library;
     the thread pool's is the runtime's)."""
-    return blas.symbol_address(symbol) or lapack.symbol_address(symbol) or parallel.external_address(symbol)
+    return (blas.symbol_address(symbol) or lapack.symbol_address(symbol) or failures.symbol_address(symbol)
+            or parallel.external_address(symbol))

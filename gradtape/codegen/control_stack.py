@@ -3,7 +3,10 @@ a heap stack growing at run time, then a native loop that pops them.
 
     cur = init; n = 0
     while cond(cur, consts):
-        if n == capacity: stack = realloc(stack, 2 * capacity frames)  (abort if NULL)
+        if n == capacity:
+            grown = realloc(stack, 2 * capacity frames)
+            if grown == NULL: free(stack); stack = NULL; report(n, bytes asked); n = 0; break
+            stack = grown
         stack[n] = cur; cur = body(cur, consts); n += 1
     ct = cts; acc = 0
     while n > 0:
@@ -14,6 +17,12 @@ A frame holds every carry (each at a 64-byte-aligned offset); the stack
 starts at 16 frames and doubles, so n steps cost O(n) copies and the
 memory of n frames. malloc's family comes from the C library the process
 (or a C caller of exported code) links anyway.
+
+A stack that cannot grow (a long loop, a memory limit) must not end the
+process: the step frees it, reports the iterations stored and the bytes
+asked (codegen/failures.py: the runtime raises MemoryError when the call
+returns) and skips the backward loop, so the kernel finishes on cotangents
+nobody will see. An exported library's function returns -1 instead.
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ from ..ir import TensorType
 from ..ir.ops.while_vjp import float_positions, step_vjp
 from .control import args_array, data_pointer, emit_sub, in_memory, scratch
 from .dtypes import I8
+from .failures import emit_out_of_memory, out_of_memory_external
 from .steps import Fill, Step
 
 I64 = llir.IntType(64)
@@ -60,7 +70,6 @@ class StackedWhileVJP(Step):
         false = llir.Constant(llir.IntType(1), 0)
         realloc = _libc(m, "realloc", I8P, [I8P, I64])
         free = _libc(m, "free", llir.VoidType(), [I8P])
-        abort = _libc(m, "abort", llir.VoidType(), [])
         offsets, frame = [], 0
         for v in self.cur:
             offsets.append(frame)
@@ -85,25 +94,34 @@ class StackedWhileVJP(Step):
         b.store(k.i64(0), capacity)
         b.store(k.i64(0), count)
 
-        test, grow, push, fwd_done = (b.append_basic_block(n) for n in ("stack.test", "stack.grow", "stack.push",
-                                                                        "stack.forward_done"))
+        test, check, grow, failed, push, fwd_done = (b.append_basic_block(n) for n in (
+            "stack.test", "stack.check", "stack.grow", "stack.failed", "stack.push", "stack.forward_done"))
         b.branch(test)
         b.position_at_end(test)
         b.call(cond_fn, [cond_args])
         go = b.icmp_unsigned("!=", b.load(data_pointer(k, self.flag)), llir.Constant(I8, 0))
-        b.cbranch(go, grow, fwd_done)
+        b.cbranch(go, check, fwd_done)
+
+        b.position_at_end(check)
+        n, cap = b.load(count), b.load(capacity)
+        b.cbranch(b.icmp_unsigned("==", n, cap), grow, push)
 
         b.position_at_end(grow)
-        n, cap = b.load(count), b.load(capacity)
-        full = b.icmp_unsigned("==", n, cap)
-        with b.if_then(full):
-            doubled = b.select(b.icmp_unsigned("==", cap, k.i64(0)), k.i64(FIRST_CAPACITY), b.mul(cap, k.i64(2)))
-            grown = b.call(realloc, [b.load(stack), b.mul(doubled, k.i64(frame))])
-            with b.if_then(b.icmp_unsigned("==", grown, llir.Constant(I8P, None)), likely=False):
-                b.call(abort, [])  # out of memory: no wrong gradient, no way to raise from here
+        doubled = b.select(b.icmp_unsigned("==", cap, k.i64(0)), k.i64(FIRST_CAPACITY), b.mul(cap, k.i64(2)))
+        asked = b.mul(doubled, k.i64(frame))
+        grown = b.call(realloc, [b.load(stack), asked])
+        null = b.icmp_unsigned("==", grown, llir.Constant(I8P, None))
+        with b.if_then(b.not_(null), likely=True):
             b.store(grown, stack)
             b.store(doubled, capacity)
-        b.branch(push)
+        b.cbranch(null, failed, push)
+
+        b.position_at_end(failed)  # realloc left the old block: free it first, so reporting has memory
+        b.call(free, [b.load(stack)])
+        b.store(llir.Constant(I8P, None), stack)
+        emit_out_of_memory(k, "while_loop", n, frame, asked)
+        b.store(k.i64(0), count)
+        b.branch(fwd_done)
 
         b.position_at_end(push)
         n = b.load(count)
@@ -170,6 +188,7 @@ def lower_while_vjp(ctx, eqn, *operands):
     acc = [ctx.arena(ins[i]) for i in fk]
     acc_next = [ctx.arena(ins[i]) for i in fk]
     flag = ctx.arena(TensorType((), np.bool_))
+    ctx.use_external(*out_of_memory_external())
     ctx.add(StackedWhileVJP(cond, body, back, cur, nxt, consts, flag, ct, ct_next, acc, acc_next,
                             scratch(ctx, [cond, body, back])))
     dests = tuple(ctx.dest(v) for v in eqn.outvars)

@@ -24,7 +24,7 @@ Failures: when LAPACK's `info` is not 0 (a singular matrix for solve, one
 that is not positive definite for cholesky, no convergence for eigh), the
 code calls `gradtape_linalg_failed(message, info, batch_index)`, a ctypes
 callback that records the failure for the calling thread; the runtime
-raises it as np.linalg.LinAlgError when the call returns (`raise_pending`),
+raises it as np.linalg.LinAlgError when the call returns (failures.py),
 with the message of the interpreter (ir/ops/linalg.py: linalg_error). The
 message string travels in the object code, so cached objects report
 correctly in other processes.
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import threading
 
 import llvmlite.ir as ir
 import numpy as np
@@ -42,14 +41,14 @@ from ..ir import TensorType
 from ..ir.ops import log_p
 from ..ir.ops.linalg import linalg_error
 from ..ir.ops.linalg_decomp import qr_sizes, svd_sizes
-from . import blas
+from . import blas, failures
 from .dtypes import F32, F64, I8, I32, I64, constant
 from .lowered import Unsupported, blas_allowed
 from .math import emit_math
 from .nodes import Const, View, contiguous_strides
 from .steps import Fill, Step
 
-ERROR_SYMBOL = "gradtape_linalg_failed"
+ERROR_SYMBOL = failures.LINALG_SYMBOL
 
 _PREFIX = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
 _ROUTINES = ("gesv", "getrf", "potrf", "syevd", "gesdd", "geqrf", "orgqr")
@@ -72,15 +71,13 @@ def address(routine: str, dtype) -> tuple | None:
         return None
 
 
-# --- failures: a callback the generated code calls, raised by the runtime ----------------
+# --- failures: a callback the generated code calls, raised by the runtime (failures.py) -----
 
-_pending = threading.local()
 _CALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64)
 
 
 def _record_failure(message, info, batch_index):
-    if getattr(_pending, "failure", None) is None:  # the first failure of a call is the one reported
-        _pending.failure = (message.decode(), int(info), int(batch_index))
+    failures.record(functools.partial(_linalg_exception, message.decode(), int(info), int(batch_index)))
 
 
 _callback = _CALLBACK_TYPE(_record_failure)
@@ -98,29 +95,15 @@ def symbol_address(symbol: str) -> int | None:
     return None
 
 
-def uses_lapack(symbols) -> bool:
-    """Whether code calling these externals may report a LAPACK failure."""
-    return ERROR_SYMBOL in symbols
-
-
-def clear_pending():
-    _pending.failure = None
-
-
-def raise_pending():
-    """Raise the LinAlgError that generated code recorded on this thread during its last call, if any."""
-    failure = getattr(_pending, "failure", None)
-    if failure is None:
-        return
-    _pending.failure = None
-    message, info, batch_index = failure
+def _linalg_exception(message: str, info: int, batch_index: int) -> Exception:
+    """The LinAlgError for a failure generated code reported (a RuntimeError for an argument LAPACK rejects)."""
     function, problem, shape = message.split("|")
     shape = tuple(int(d) for d in shape.split(",") if d)
     if info < 0:
-        raise RuntimeError(f"numpy.linalg.{function}: LAPACK rejected argument {-info} for an input of shape "
-                           f"{shape}; this is a gradtape bug, please report it")
+        return RuntimeError(f"numpy.linalg.{function}: LAPACK rejected argument {-info} for an input of shape "
+                            f"{shape}; this is a gradtape bug, please report it")
     index = np.unravel_index(batch_index, shape[:-2]) if len(shape) > 2 else None
-    raise linalg_error(function, problem, shape, index)
+    return linalg_error(function, problem, shape, index)
 
 
 # --- emitting calls --------------------------------------------------------------------

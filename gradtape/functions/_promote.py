@@ -165,7 +165,10 @@ def as_tensor(x, dtype=None) -> Tensor:
         return x if dtype is None else convert(x, dtype)
     if holds_tensor(x):
         return stacked(x) if dtype is None else convert(stacked(x), dtype)
-    return Tensor(np.asarray(x, dtype=dtype))
+    value = np.asarray(x, dtype=dtype)
+    if not value.dtype.isnative:  # as NumPy's functions return it: gradtape computes in native order
+        value = value.astype(value.dtype.newbyteorder("="))
+    return Tensor(value)
 
 
 def shape_of(x) -> tuple:

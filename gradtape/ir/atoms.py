@@ -29,6 +29,8 @@ class Literal:
 
     def __init__(self, value, dtype=None):
         value = np.asarray(value, dtype=dtype)
+        if not value.dtype.isnative:  # its type is native (TensorType), and so its bytes, for code generation
+            value = value.astype(value.dtype.newbyteorder("="))
         value.flags.writeable = False
         self.value = value
         self.type = type_of(value)

@@ -40,6 +40,7 @@ class TensorType:
     """The type of an IR value: a static shape (tuple of ints) and a NumPy dtype.
 
     Types are immutable, hashable and compare by value, so they can key caches.
+    The dtype is in the machine's byte order (that of `>f8` is float64).
 
     Raises:
         ValueError: a negative dimension, or more bytes than any array can hold (2**63 - 1),
@@ -58,6 +59,8 @@ class TensorType:
             shape = tuple(d if getattr(d, "symbolic_size", False) else int(d) for d in shape)
         if type(dtype) is not np.dtype and not isinstance(dtype, np.dtype):
             dtype = np.dtype(dtype)
+        if not dtype.isnative:  # a big-endian array's type: values are computed in the machine's order
+            dtype = dtype.newbyteorder("=")
         size = 1
         for d in shape:
             size *= d

@@ -37,6 +37,7 @@ refuses them as it refuses any view.
 """
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import threading
@@ -159,8 +160,32 @@ def empty(shape: tuple, dtype) -> np.ndarray:
     if nbytes < min_bytes or max_bytes == 0 or dtype.fields is not None or dtype.hasobject:
         return np.empty(shape, dtype)
     size = -(-nbytes // HUGE_PAGE) * HUGE_PAGE
-    buffer, address = _take(size) or _fresh(size)
+    buffer, address = _take(size) or _mapped(size, nbytes, shape, dtype)
     return np.asarray(_Lease(buffer, address, tuple(shape), dtype))
+
+
+def _mapped(size: int, nbytes: int, shape, dtype):
+    """_fresh(size), or MemoryError as np.empty raises it (mmap says OSError ENOMEM, which callers of a
+    compiled function would not catch as running out of memory)."""
+    for attempt in range(2):
+        try:
+            return _fresh(size)
+        except MemoryError:
+            pass
+        except OSError as e:
+            if e.errno != errno.ENOMEM:
+                raise
+        if attempt == 0:
+            release()  # the free buffers kept for reuse may be what stands in the way
+    raise MemoryError(f"Unable to allocate {_size_text(nbytes)} for an array with shape {tuple(shape)} and "
+                      f"data type {dtype}")
+
+
+def _size_text(nbytes: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes} bytes" if unit == "bytes" else f"{nbytes:.3g} {unit}"
+        nbytes /= 1024
 
 
 def release():

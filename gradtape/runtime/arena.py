@@ -25,8 +25,16 @@ _PAGE = 4096
 
 
 def aligned_empty(nbytes: int, alignment: int = ALIGNMENT) -> np.ndarray:
-    """A C-contiguous uint8 array of `nbytes` whose data starts at a multiple of `alignment`."""
-    raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    """A C-contiguous uint8 array of `nbytes` whose data starts at a multiple of `alignment`.
+
+    Raises:
+        MemoryError: naming the scratch arena and its size (NumPy's own would name a uint8 array).
+    """
+    try:
+        raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    except MemoryError:
+        raise MemoryError(f"compiled code: unable to allocate its scratch arena of {nbytes:,} bytes (the "
+                          "intermediates of one call); call it on smaller arrays, or in smaller pieces") from None
     offset = (-raw.ctypes.data) % alignment
     return raw[offset : offset + nbytes]
 
@@ -51,5 +59,16 @@ def thread_arena(nbytes: int) -> np.ndarray:
     # EMPTY is every thread's default and so shared: a kernel needing any scratch gets its own buffer.
     if buf.size < nbytes or (nbytes and buf is EMPTY):
         size = max(nbytes, 2 * buf.size)
-        buf = _local.buffer = aligned_empty((size + _PAGE - 1) // _PAGE * _PAGE)
+        _local.buffer = buf = EMPTY  # the old buffer is freed before a new one is asked for
+        try:
+            buf = aligned_empty(_pages(size))
+        except MemoryError:
+            if size == nbytes:
+                raise
+            buf = aligned_empty(_pages(nbytes))  # doubling was too much: exactly what is needed may fit
+        _local.buffer = buf
     return buf
+
+
+def _pages(nbytes: int) -> int:
+    return (nbytes + _PAGE - 1) // _PAGE * _PAGE

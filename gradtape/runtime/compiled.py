@@ -26,7 +26,7 @@ import ctypes
 import numpy as np
 
 from .. import ir
-from ..codegen import lapack
+from ..codegen import failures
 from . import alloc
 from .arena import thread_arena
 from .errors import ArgumentError, RuntimeLayerError
@@ -97,8 +97,8 @@ class CompiledFunction:
         else:
             self.call_path = "interpreter"
             self._new, self._into = _interpreter_entries(self)
-        if native is not None and lapack.uses_lapack(native.symbols):
-            self._new, self._into = _raising_linalg_errors(self._new), _raising_linalg_errors(self._into)
+        if native is not None and failures.reports_failures(native.symbols):
+            self._new, self._into = _raising_failures(self._new), _raising_failures(self._into)
         self.entry, self.entry_into = self._new, self._into
 
     def __call__(self, *args, out=None):
@@ -131,8 +131,9 @@ class CompiledFunction:
     def _into_checked(self, args, out):
         given = [out] if isinstance(out, np.ndarray) else list(out)
         outs = self._check_out(given)
-        if _overlaps(args, outs):
-            # As NumPy's ufuncs do: compute into fresh arrays, then copy, so no input is overwritten early.
+        if _overlaps(args, outs) or not all(o.dtype.isnative for o in outs):
+            # As NumPy's ufuncs do: compute into fresh arrays, then copy, so no input is overwritten early
+            # (and big-endian outputs get their bytes swapped).
             for o, r in zip(outs, self(*args)):
                 o[...] = r
             return given
@@ -172,7 +173,7 @@ class CompiledFunction:
                 f"got {len(outs)} arrays as out="
             )
         for j, (o, t) in enumerate(zip(outs, self.out_types)):
-            if not isinstance(o, np.ndarray) or o.dtype != t.dtype or o.shape != t.shape:
+            if not isinstance(o, np.ndarray) or o.dtype.newbyteorder("=") != t.dtype or o.shape != t.shape:
                 raise ArgumentError(
                     f"compiled function {self.signature()}: out[{j}] must be a {t} array "
                     f"({np.dtype(t.dtype).name}, shape {t.shape}), got {_describe(o)}"
@@ -183,7 +184,9 @@ class CompiledFunction:
                     f"writeable (got c_contiguous={o.flags.c_contiguous}, aligned={o.flags.aligned}, "
                     f"writeable={o.flags.writeable}); pass np.empty({t.shape}, np.{np.dtype(t.dtype).name})"
                 )
-            if type(o) is not np.ndarray or o.dtype.num != np.dtype(t.dtype).num:
+            if not o.dtype.isnative:
+                outs[j] = o.view(np.ndarray)  # written by a copy (_into_checked), which swaps the bytes
+            elif type(o) is not np.ndarray or o.dtype.num != np.dtype(t.dtype).num:
                 outs[j] = o.view(np.ndarray).view(t.dtype)  # same memory, exactly the kernel's type
         return outs
 
@@ -194,13 +197,14 @@ class CompiledFunction:
         )
 
 
-def _raising_linalg_errors(entry):
-    """`entry`, raising the LinAlgError that LAPACK reported during the call (codegen/lapack.py):
-    a singular or not positive-definite matrix must not return garbage."""
+def _raising_failures(entry):
+    """`entry`, raising what the generated code reported during the call (codegen/failures.py): a
+    singular matrix (LinAlgError) or a while_loop's stack that could not grow (MemoryError) must not
+    return garbage."""
     def checked(*args):
-        lapack.clear_pending()
+        failures.clear()
         result = entry(*args)
-        lapack.raise_pending()
+        failures.raise_pending()
         return result
 
     return checked
@@ -215,7 +219,8 @@ def _footprint(native) -> int:
 
 def _describe(a) -> str:
     if isinstance(a, np.ndarray):
-        return f"{ir.TensorType(a.shape, a.dtype)} ({a.dtype.name} array of shape {a.shape})"
+        order = "" if a.dtype.isnative else "big-endian " if a.dtype.byteorder == ">" else "little-endian "
+        return f"{ir.TensorType(a.shape, a.dtype)} ({order}{a.dtype.name} array of shape {a.shape})"
     return f"{type(a).__name__} {a!r}"[:120]
 
 

@@ -83,6 +83,8 @@ def _type_of(shape, dtype) -> tuple:
     """(TensorType, type id): equal types get equal ids."""
     hit = _types.get((shape, dtype))
     if hit is None:
+        if not dtype.isnative:  # its TensorType is the native one's: so is its id
+            return _type_of(shape, dtype.newbyteorder("="))
         if len(_types) >= _MAX_MEMO:
             _types.clear()
         hit = _types[(shape, dtype)] = (ir.TensorType(shape, dtype), next(_ids))

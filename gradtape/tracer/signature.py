@@ -109,7 +109,8 @@ def describe(args, static_argnums, fname: str) -> Signature:
 
 def _walk(x, sig, parts, leaves, avals):
     t = type(x)
-    if t is np.ndarray:
+    if t is np.ndarray or t is np.memmap:
+        x = native_array(x)
         shape, dtype = x.shape, x.dtype
     elif isinstance(x, dict):
         keys = sorted(x)
@@ -153,6 +154,11 @@ class _BadLeaf(Exception):
             return TypeError(
                 f"{fname}: {where} has dtype {self.dtype}, which gradtape does not support; "
                 "use a float, integer or bool dtype"
+            )
+        if isinstance(self.leaf, np.ndarray):  # a subclass with meaning of its own (a mask, matrix products)
+            return TypeError(
+                f"{fname}: {where} is a {type(self.leaf).__name__}, a subclass of ndarray whose meaning a plain "
+                "array would lose; pass np.asarray(x) (its data alone) or a plain array holding what you mean"
             )
         return TypeError(
             f"{fname}: {where} is a {type(self.leaf).__name__} ({_short_repr(self.leaf)}), not "
@@ -200,6 +206,17 @@ def static_part(value, index: int, fname: str):
             "(a tuple instead of a list, for instance), or make the argument non-static."
         ) from None
     return (STATIC, type(value), value)
+
+
+def native_array(x: np.ndarray) -> np.ndarray:
+    """`x` as a plain ndarray in the machine's byte order, as NumPy's functions compute on it: a memmap
+    viewed as an ndarray (no copy), a big-endian array copied to native order (traces and compiled code
+    know native dtypes only)."""
+    if type(x) is not np.ndarray:
+        x = x.view(np.ndarray)
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    return x
 
 
 def as_array(x) -> np.ndarray:

@@ -16,6 +16,12 @@ import numpy as np
 from .errors import ConcretizationError, leaked
 
 
+# (sym, what[, fix]) -> the ConcretizationError naming the traced function, the user's line and the
+# arguments the value depends on: concretization.error, installed by trace_context.py (which imports this).
+def concretization_error(sym, what, fix=None):
+    return ConcretizationError(f"{what} needs the concrete value of a traced {sym.type}")
+
+
 class Tensor:
     """An immutable n-dimensional array that records onto active GradientTapes.
 
@@ -67,10 +73,7 @@ class Tensor:
         """The value as a NumPy array (read-only; copy it to modify)."""
         if self._sym is not None:
             self._raise_if_leaked()
-            raise ConcretizationError(
-                f"cannot take the value of an abstract tensor {self._sym.type} while "
-                "tracing; return it from the traced function instead"
-            )
+            raise concretization_error(self._sym, ".numpy()", "Return it from the traced function to get its value")
         return self._value
 
     def __array__(self, dtype=None, copy=None):
@@ -82,13 +85,7 @@ class Tensor:
     def _concrete(self, what: str):
         if self._sym is not None:
             self._raise_if_leaked()
-            raise ConcretizationError(
-                f"{what} needs the concrete value of an abstract tensor {self._sym.type}, "
-                "which is unknown while tracing. Python control flow on traced values "
-                "is not staged: use gradtape.where(cond, x, y) to select values, gradtape.cond or "
-                "gradtape.switch to branch, gradtape.while_loop, fori_loop or scan to loop "
-                "(docs/control_flow.md)."
-            )
+            raise concretization_error(self._sym, what)
         return self._value
 
     def _raise_if_leaked(self):

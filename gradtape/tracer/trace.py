@@ -83,6 +83,7 @@ def trace_call(f, args, sig, fname: str) -> Traced:
             traced_args.append(a)
         else:
             traced_args.append(tree.unflatten(a, abstract[r[0]:r[1]]))
+    builder.arguments = (f, args, sig.ranges, [s.atom for s in syms])  # names in errors (concretization.py)
     with tracing(builder), watch_random_draws(fname, f):
         try:
             out = f(*traced_args)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 
 from .. import ir
+from . import concretization, tensor
 from .errors import leaked
 from .tensor import Tensor
 
@@ -36,12 +37,13 @@ class FunctionTrace(ir.Builder):
     the values of its function's piece after that piece is traced.
     """
 
-    __slots__ = ("name", "ended")
+    __slots__ = ("name", "ended", "arguments")
 
     def __init__(self, name: str):
         super().__init__()
         self.name = name
         self.ended = False
+        self.arguments = None  # (function, its arguments, their leaves' ranges, input Vars): set by trace_call
 
 
 class _Stack(threading.local):
@@ -71,6 +73,14 @@ class tracing:
         _stack.builders.pop()  # traces nest: the innermost ends first
         if isinstance(self.builder, FunctionTrace):
             self.builder.ended = True
+            self.builder.arguments = None  # a leaked tensor must not keep the call's arrays alive
+
+
+def _concretization_error(sym, what, fix=None):
+    return concretization.error(sym, what, _stack.builders, fix)
+
+
+tensor.concretization_error = _concretization_error
 
 
 def in_trace() -> bool:

@@ -41,6 +41,8 @@ class Variable(Tensor):
         if isinstance(initial_value, Tensor):
             initial_value = initial_value.numpy()
         value = np.array(initial_value, dtype=dtype)  # a private copy
+        if not value.dtype.isnative:  # a big-endian array's values, in the order gradtape computes in
+            value = value.astype(value.dtype.newbyteorder("="))
         value.flags.writeable = False
         super().__init__(value)
         self.trainable = bool(trainable)

@@ -34,7 +34,7 @@ MAIN = textwrap.dedent('''
         fclose(in);
         if (loss(w, x, &value, dw, dx) != 0) return 3;
         void *workspace = aligned_alloc(LOSS_WORKSPACE_ALIGNMENT, (loss_workspace_bytes() + 63) / 64 * 64 + 64);
-        loss_with_workspace(w, x, &value2, dw2, dx2, workspace);
+        if (loss_with_workspace(w, x, &value2, dw2, dx2, workspace) != 0) return 4;
         free(workspace);
         FILE *out = fopen(argv[2], "wb");
         fwrite(&value, sizeof value, 1, out); fwrite(dw, sizeof dw, 1, out); fwrite(dx, sizeof dx, 1, out);
@@ -64,7 +64,7 @@ def test_the_library_and_header_are_written(exported):
     assert result.function == "loss" and result.workspace_bytes >= 0
     header = open(result.header).read()
     assert "int loss(const double *w, const double *x, double *out0, double *out1, double *out2);" in header
-    assert "void loss_with_workspace(" in header and "size_t loss_workspace_bytes(void);" in header
+    assert "int loss_with_workspace(" in header and "size_t loss_workspace_bytes(void);" in header
     assert f"#define LOSS_WORKSPACE_BYTES {result.workspace_bytes}" in header
     assert "C-contiguous (row-major)" in header and "may be\n *   called from any number of threads" in header
     assert "[30][30]" in header and "result[1][0]" in header

@@ -57,17 +57,99 @@ def test_python_control_flow_on_a_traced_value():
         return -x
 
     f = gt.differentiable(relu_branch)
-    with pytest.raises(gt.ConcretizationError, match=r"bool\(\) needs the concrete value.*gradtape\.where") as info:
-        f(1.0)
-    assert any("while gradtape traced relu_branch" in note for note in info.value.__notes__)
-    with pytest.raises(gt.ConcretizationError):
-        gt.grad(relu_branch)(1.0)
+    for staged in (f, gt.grad(relu_branch)):
+        with pytest.raises(gt.ConcretizationError) as info:
+            staged(1.0)
+        assert _lines(info) == [
+            "bool() needs the concrete value of a traced bool[], which does not exist while gradtape traces "
+            "relu_branch",
+            f"  at test_staged_errors.py:{_line_of('if x > 0:')} (in relu_branch): `if x > 0:`",
+            "  the value depends on argument `x`",
+            "Python control flow on traced values is not staged: use gradtape.where(cond, x, y) to select values, "
+            "gradtape.cond or gradtape.switch to branch, gradtape.while_loop, fori_loop or scan to loop "
+            "(docs/control_flow.md); or, if `x` is a setting rather than data, mark it static (static_argnums) so "
+            "Python sees its value."]
+        assert any("while gradtape traced relu_branch" in note for note in info.value.__notes__)
     assert f.cache_info().traces == 0
 
 
+def _lines(info) -> list:
+    return str(info.value).splitlines()[:4]  # Python 3.10 appends the notes to the message
+
+
+def _line_of(text: str) -> int:
+    """The line number of the one line of this file that ends with `text`."""
+    with open(__file__) as f:
+        (n,) = [k + 1 for k, line in enumerate(f) if line.rstrip().endswith(text)]
+    return n
+
+
+def test_a_condition_on_a_value_of_two_arguments_names_both():
+    def clipped(w, data, n):
+        total = gt.sum(w * data)
+        if total > n:  # a Python int argument is traced too
+            return total
+        return w[0]
+
+    with pytest.raises(gt.ConcretizationError) as info:
+        gt.grad(clipped)(np.ones(2), np.ones(2), 3)
+    lines = _lines(info)
+    where = _line_of("if total > n:  # a Python int argument is traced too")
+    assert lines[1] == (f"  at test_staged_errors.py:{where} (in clipped): "
+                        "`if total > n:  # a Python int argument is traced too`")
+    assert lines[2] == "  the value depends on arguments `w`, `data` and `n`"
+    assert lines[3].endswith("or, if `w`, `data` and `n` are settings rather than data, mark them static "
+                             "(static_argnums) so Python sees their value.")
+
+
+def test_a_conversion_in_a_helper_names_the_helper_line_and_the_traced_function():
+    def steps(v):
+        return range(int(v["n"]))  # the helper's line
+
+    def repeat(params, x):
+        for _ in steps(params):
+            x = gt.sin(x)
+        return x
+
+    with pytest.raises(gt.ConcretizationError) as info:
+        gt.differentiable(repeat)({"n": np.int64(3), "unused": 1.0}, 0.5)
+    assert _lines(info)[:3] == [
+        "int() needs the concrete value of a traced i64[], which does not exist while gradtape traces repeat",
+        f"  at test_staged_errors.py:{_line_of('# the helper' + chr(39) + 's line')} (in steps): "
+        "`return range(int(v[\"n\"]))  # the helper's line`",
+        "  the value depends on argument `params['n']`"]
+
+
+def test_a_conversion_under_vmap_names_the_batched_argument():
+    def pick(x, y):
+        return x if float(y) > 0 else -x
+
+    with pytest.raises(gt.ConcretizationError) as info:
+        gt.vmap(pick, in_axes=(None, 0))(1.0, np.array([1.0, -2.0]))
+    lines = _lines(info)
+    assert lines[0] == ("float() needs the concrete value of a traced f64[], which does not exist while gradtape "
+                        "traces pick")
+    assert lines[1].startswith(f"  at test_staged_errors.py:{_line_of('return x if float(y) > 0 else -x')} (in pick)")
+    assert lines[2] == "  the value depends on argument `y`"
+
+
+def test_a_value_of_the_enclosing_trace_is_named_with_its_function():
+    def outer(x):
+        return gt.grad(lambda y: y * x if x > 0 else y)(x)  # inner reads outer's x
+
+    with pytest.raises(gt.ConcretizationError) as info:
+        gt.differentiable(outer)(1.0)
+    assert _lines(info)[0].endswith("while gradtape traces <lambda>")
+    assert _lines(info)[2] == "  the value depends on argument `x` (of the enclosing outer)"
+
+
 def test_float_of_a_traced_value():
-    with pytest.raises(gt.ConcretizationError, match=r"float\(\)"):
+    with pytest.raises(gt.ConcretizationError, match=r"^float\(\) needs the concrete value of a traced f64\[\]"):
         gt.differentiable(lambda x: float(x))(1.0)
+    with pytest.raises(gt.ConcretizationError, match=r"^\.numpy\(\) needs the concrete value of a traced f64\[3\],"
+                                                     r"(.|\n)*depends on argument `x`\nReturn it from the traced "
+                                                     r"function to get its value\."):
+        gt.differentiable(lambda x: x.numpy())(np.ones(3))
 
 
 def test_non_array_leaf_names_its_path():

@@ -1,6 +1,8 @@
 """Reverse mode through while_loop by a run-time stack (ir/ops/while_vjp.py,
 codegen/control_stack.py): exact gradients for trip counts 0, 1, data-dependent
 and in the thousands, natively, to second and third order, under vmap."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -110,3 +112,27 @@ def test_vmap_of_the_gradient_lanes_with_their_own_trip_counts():
         want = gt.grad(lambda x, r: compound_unrolled(x, r, n), argnums=(0, 1))(x, 0.05)
         np.testing.assert_allclose(g[0][i], want[0], rtol=1e-12)
         np.testing.assert_allclose(g[1][i], want[1], rtol=1e-12)
+
+
+def test_the_interpreter_names_the_while_loop_when_its_stack_runs_out_of_memory(monkeypatch):
+    """As native code does (tests/process/test_out_of_memory.py, under a real memory limit): here the
+    40th evaluation of the body fails as NumPy would when memory runs out."""
+    module = importlib.import_module("gradtape.ir.ops.while_vjp")  # the package exports a function of that name
+    x = np.full(8, 1.5)
+    joint, _ = ir.vjp(gt.make_ir(lambda x: gt.sum(gt.while_loop(lambda v: v[0] < 1e9, lambda v: v * 1.5, x)), x),
+                      [0])
+    calls, inner = [], module.eval_function
+
+    def failing(fn, args):
+        calls.append(fn)
+        if sum(f is calls[0] for f in calls) > 40:  # calls[0] is the condition; the body alternates with it
+            raise MemoryError("Unable to allocate 64 bytes for an array with shape (8,) and data type float64")
+        return inner(fn, args)
+
+    monkeypatch.setattr(module, "eval_function", failing)
+    with pytest.raises(MemoryError) as e:
+        ir.eval_function(joint, [x, np.float64(1.0)])
+    assert str(e.value) == (
+        "while_loop: out of memory after 40 iterations: reverse mode keeps every iteration's carry for the "
+        "backward pass (2,560 bytes held); bound the number of iterations, make the carry smaller, or "
+        "differentiate in forward mode (gt.jvp), which keeps no stack")

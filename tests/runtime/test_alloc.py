@@ -211,3 +211,20 @@ def test_settings_come_from_the_environment():
     env["GRADTAPE_POOL_MAX_BYTES"] = "lots"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert "GRADTAPE_POOL_MAX_BYTES must be an integer, got 'lots'; unset it for the default" in out.stderr
+
+
+def test_a_buffer_that_cannot_be_mapped_is_a_memory_error_with_its_size():
+    """mmap says OSError(ENOMEM); callers of a compiled function catch MemoryError, as np.empty raises.
+    256 TiB is more than x86-64's user address space: no machine maps it."""
+    with pytest.raises(MemoryError, match=r"^Unable to allocate 256 TiB for an array with shape "
+                                          r"\(35184372088832,\) and data type float64$"):
+        alloc.empty((1 << 45,), np.float64)
+    np.testing.assert_array_equal(alloc.empty((N,), np.float64).shape, (N,))  # and the pool goes on
+
+
+def test_a_scratch_arena_that_cannot_be_allocated_is_a_memory_error_naming_it():
+    from gradtape.runtime import arena
+    with pytest.raises(MemoryError, match=r"^compiled code: unable to allocate its scratch arena of "
+                                          r"281,474,976,710,656 bytes \(the intermediates of one call\)"):
+        arena.thread_arena(1 << 48)
+    assert arena.thread_arena(5000).size >= 5000 and arena.thread_arena(5000).ctypes.data % 64 == 0

@@ -44,7 +44,7 @@ from ..op import batching_rules, impls, jvp_rules, multiple_results, new_op, sha
 from .layout import broadcast_batched
 from .while_loop import _batched_loop, _floats, _jvp_loop, while_loop, while_p
 
-__all__ = ["while_vjp_p", "while_vjp"]
+__all__ = ["while_vjp_p", "while_vjp", "out_of_memory"]
 
 while_vjp_p = new_op("while_vjp", elementwise=False, can_fail_on_values=False, runs_code=True)
 multiple_results.add(while_vjp_p)
@@ -84,13 +84,28 @@ def step_vjp(body, n_carry: int) -> Function:
     return b.build(xs + ct + acc, g[:len(fc)] + [a + r for a, r in zip(acc, g[len(fc):])])
 
 
+def out_of_memory(steps: int, held: int, asked: int | None = None) -> MemoryError:
+    """The error when the carries of `steps` iterations (`held` bytes) are all memory allows (here, and in
+    native code through codegen/failures.py, which also knows the `asked` size that failed)."""
+    growing = f"; growing it to {asked:,} bytes failed" if asked else ""
+    return MemoryError(
+        f"while_loop: out of memory after {steps:,} iterations: reverse mode keeps every iteration's carry "
+        f"for the backward pass ({held:,} bytes held{growing}); bound the number of iterations, make the "
+        "carry smaller, or differentiate in forward mode (gt.jvp), which keeps no stack")
+
+
 def _all_results(*operands, cond, body, n_carry):
     n_in = len(body.invars)
     carries, consts, ct = list(operands[:n_carry]), list(operands[n_carry:n_in]), list(operands[n_in:])
     stack = []
-    while bool(eval_function(cond, carries + consts)[0]):
-        stack.append(carries)
-        carries = list(eval_function(body, carries + consts))
+    try:
+        while bool(eval_function(cond, carries + consts)[0]):
+            stack.append(carries)
+            carries = list(eval_function(body, carries + consts))
+    except MemoryError:
+        steps, frame = len(stack), sum(np.asarray(c).nbytes for c in carries)
+        stack = None  # freed before the error is made
+        raise out_of_memory(steps, steps * frame) from None
     fc, fk = float_positions(body, n_carry)
     acc = [np.zeros(body.in_types[i].shape, body.in_types[i].dtype) for i in fk]
     back = step_vjp(body, n_carry)

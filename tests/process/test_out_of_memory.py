@@ -1,0 +1,168 @@
+"""Running out of memory in compiled code raises MemoryError and the process goes on.
+
+Each test runs a child process under a memory limit (RLIMIT_AS: the address
+space it has when the limit is set, plus a margin) after compiling what it
+needs, so that only the calls being tested can meet the limit.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+
+LIMIT = textwrap.dedent('''
+    import resource
+
+    def limit_memory(margin):
+        """Address space from now on: what the process maps already, plus `margin` bytes."""
+        size = next(int(l.split()[1]) * 1024 for l in open("/proc/self/status") if l.startswith("VmSize"))
+        resource.setrlimit(resource.RLIMIT_AS, (size + margin, resource.RLIM_INFINITY))
+''')
+
+
+def _run(child: str, *args, timeout=300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": ROOT, "GRADTAPE_ASYNC_COMPILE": "0", "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", LIMIT + textwrap.dedent(child), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def _lines(run) -> dict:
+    assert run.returncode == 0, f"child died ({run.returncode}):\n{run.stdout}\n{run.stderr[-3000:]}"
+    return dict(line.split(" ", 1) for line in run.stdout.splitlines())
+
+
+# --- point 9: reverse mode through while_loop, whose stack of carries cannot grow --------------
+
+WHILE_CHILD = '''
+    import numpy as np
+    import gradtape as gt
+
+    def f(x, n):
+        def body(c):
+            v, k = c
+            return v * 0.999 + 0.001, k + 1
+        v, k = gt.while_loop(lambda c: c[1] < n, body, (x, 0))
+        return gt.sum(v)
+
+    g = gt.grad(f)
+    staged = gt.differentiable(f)
+    x = np.ones(64)                                   # a step keeps 64 floats + the counter: 576 bytes
+
+    def on_tape(x, n):
+        xt = gt.constant(x)
+        with gt.GradientTape() as tape:
+            tape.watch(xt)
+            y = staged(xt, gt.constant(n))             # (a Python int would be baked into the plan)
+        return tape.gradient(y, xt).numpy()
+
+    g(x, 10)
+    for _ in range(5):                                # a tape's backward plan is compiled at its 5th run
+        on_tape(x, 10)
+    limit_memory(300 << 20)
+    for name, grad in (("grad", g), ("tape", on_tape)):
+        try:
+            grad(x, 4_000_000)                        # 2.3 GB of carries
+            print(name, "no error")
+        except MemoryError as e:
+            print(name, e)
+    print("after", *g(x, 1000)[:3], *on_tape(x, 1000)[:3])
+    print("long", *g(x, 100_000)[:3])                 # 58 MB of carries: under the limit
+'''
+
+
+def test_a_while_loop_stack_that_cannot_grow_raises_memory_error_and_the_process_goes_on():
+    out = _lines(_run(WHILE_CHILD))
+    for name in ("grad", "tape"):
+        m = re.fullmatch(r"while_loop: out of memory after ([\d,]+) iterations: reverse mode keeps every "
+                         r"iteration's carry for the backward pass \(([\d,]+) bytes held; growing it to "
+                         r"([\d,]+) bytes failed\); bound the number of iterations, make the carry smaller, or "
+                         r"differentiate in forward mode \(gt\.jvp\), which keeps no stack", out[name])
+        assert m, out[name]
+        steps, held, asked = (int(g.replace(",", "")) for g in m.groups())
+        # The stack starts at 16 frames of 576 bytes and doubles: it was full at 16 * 2^j steps.
+        assert steps >= 16 and steps & (steps - 1) == 0
+        assert held == steps * 576 and asked == 2 * held
+        assert held < 300 << 20  # what the stack held fit under the limit
+    # d x_n / d x_0 = 0.999^n for each element, by the closed form of the recurrence
+    np.testing.assert_allclose([float(v) for v in out["after"].split()], [0.999 ** 1000] * 6, rtol=1e-12)
+    np.testing.assert_allclose([float(v) for v in out["long"].split()], [0.999 ** 100_000] * 3, rtol=1e-9)
+
+
+def _exported_while_grad(tmp_path):
+    def f(x, n):
+        return gt.sum(gt.while_loop(lambda c: c[1] < n, lambda c: (c[0] * 0.999 + 0.001, c[1] + 1), (x, 0))[0])
+    g = gt.compile(gt.grad(f), gt.ShapeDtype((64,)), gt.ShapeDtype((), np.int64))
+    return gt.export_c(g, tmp_path / "libwgrad.so", header=tmp_path / "wgrad.h")
+
+
+C_MAIN = textwrap.dedent('''
+    #include <stdio.h>
+    #include <stdint.h>
+    #include <sys/resource.h>
+    #include "wgrad.h"
+    static double x[64], grad[64];
+    int main(void) {
+        for (int i = 0; i < 64; i++) x[i] = 1.0;
+        struct rlimit r = {200 << 20, RLIM_INFINITY};
+        if (setrlimit(RLIMIT_AS, &r) != 0) return 2;
+        int64_t n = 4000000;                        /* 2.3 GB of carries */
+        int failed = wgrad(x, &n, grad);
+        n = 1000;
+        int again = wgrad(x, &n, grad);
+        printf("%d %d %.17g %.17g\\n", failed, again, grad[0], grad[63]);
+        return 0;
+    }
+''')
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (cc)")
+def test_an_exported_library_returns_minus_one_when_the_stack_cannot_grow(tmp_path):
+    result = _exported_while_grad(tmp_path)
+    assert "When it\n *   cannot grow they free it and return -1" in open(result.header).read()
+    (tmp_path / "main.c").write_text(C_MAIN)
+    build = subprocess.run(["cc", "-std=c11", "main.c", f"-I{tmp_path}", f"-L{tmp_path}", "-lwgrad",
+                            f"-Wl,-rpath,{tmp_path}", "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    failed, again, first, last = run.stdout.split()
+    assert (failed, again) == ("-1", "0")
+    np.testing.assert_allclose([float(first), float(last)], [0.999 ** 1000] * 2, rtol=1e-12)
+
+
+# --- point 10: outputs and scratch arenas that cannot be allocated ------------------------------
+
+ALLOC_CHILD = '''
+    import numpy as np
+    import gradtape as gt
+
+    double = gt.differentiable(lambda x: x * 2.0)
+    pooled = np.ones(1 << 20)                          # an 8 MiB result: from runtime.alloc's pool
+    double(pooled)
+    big = np.ones(1 << 25)                             # 256 MiB in
+    limit_memory(200 << 20)                            # its 256 MiB result cannot be had
+    try:
+        double(big)
+        print("error none")
+    except MemoryError as e:
+        print("error", e)
+    print("after", double(pooled)[:2].sum(), double(np.arange(3.0)).sum())
+'''
+
+
+def test_a_result_that_cannot_be_mapped_raises_memory_error_with_its_size():
+    out = _lines(_run(ALLOC_CHILD))
+    assert out["error"] == "Unable to allocate 256 MiB for an array with shape (33554432,) and data type float64"
+    assert out["after"].split() == ["4.0", "6.0"]
