@@ -2,11 +2,11 @@
 
 The references are the reference interpreter (`ir.eval_function` on
 `gt.make_ir` of the function, its gradient, its JVP and its HVP), NumPy (the
-forward value, by running the same text with numpy_reference) and central
-finite differences (only where the function is smooth at the point, see
-`smooth_directional_derivative`). Every compiled or eager path must agree
-with the interpreter to tight float tolerances, NaN and inf positions
-included; a path that raises is a crash.
+forward value, by running the same text with numpy_reference) and finite
+differences of that NumPy function for every path's derivatives (only where
+the function is smooth at the point: independent.py). Every compiled or
+eager path must agree with the interpreter to tight float tolerances, NaN
+and inf positions included; a path that raises is a crash.
 
 `check(program)` returns a list of Findings; an empty list means agreement.
 """
@@ -238,7 +238,7 @@ class _Run:
         ts = [np.asarray(t, np.float64) for t in self.p.tangents]
         plain = self.p.dtype == np.float64 and "gt.cast(" not in self.p.source
         fp_ir = self.fwd_ir if plain else independent.float64_ir(self.p, load, args)
-        if self.p.dtype != np.float64 and not independent._same(fingerprint(self.fwd_ir, self.args)[:-1],
+        if self.p.dtype != np.float64 and not independent.same(fingerprint(self.fwd_ir, self.args)[:-1],
                                                                  fingerprint(fp_ir, args)[:-1]):
             return  # float32 rounding takes another decision than float64 at the point
         f = independent.NumpyFunction(self.p, load)
@@ -386,7 +386,7 @@ def smooth_directional_derivative(fn, args, direction, h=1e-5, fingerprint_fn=No
         values = []
         for sign in (1, -1):
             point = [np.asarray(a + sign * step * d, np.float64) for a, d in zip(args, direction)]
-            if not _same(fingerprint(fp_fn, point), base):
+            if not independent.same(fingerprint(fp_fn, point), base):
                 return None
             values.append(_evaluate(fn, point))
         if not all(np.all(np.isfinite(v)) for v in values):
@@ -411,10 +411,6 @@ def _intermediates_finite(fn, args) -> bool:
     with np.errstate(all="ignore"):
         ir.eval_function(fn, args, bind=record)
     return finite
-
-
-def _same(a, b) -> bool:
-    return len(a) == len(b) and all(np.shape(x) == np.shape(y) and np.array_equal(x, y) for x, y in zip(a, b))
 
 
 def _zeros_if_none(g, like):

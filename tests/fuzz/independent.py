@@ -119,7 +119,7 @@ class Line:
 
     def at(self, s):
         point = [a + s * d for a, d in zip(self.args, self.direction)]
-        if not _same(self.fingerprint(self.fp_ir, point), self.base):
+        if not same(self.fingerprint(self.fp_ir, point), self.base):
             raise _NotSmooth(f"a decision changes at step {s:g}")
         value = self.f(point)
         if not np.isfinite(value):
@@ -154,7 +154,8 @@ def _extrapolate(coarse, fine, agree):
     return (4 * fine - coarse) / 3, spread  # Richardson: the h^2 error terms cancel
 
 
-def _same(a, b) -> bool:
+def same(a, b) -> bool:
+    """Equal fingerprints (lists of arrays)."""
     return len(a) == len(b) and all(np.shape(x) == np.shape(y) and np.array_equal(x, y) for x, y in zip(a, b))
 
 
