@@ -130,3 +130,14 @@ def test_stop_gradient_and_float32_programs_are_checked_independently():
         checked = set()
         assert differential.check(p, checked) == [], source
         assert checked == {"first_order", "second_order"}, source
+
+
+def test_a_rule_inside_a_switch_branch_is_checked(monkeypatch):
+    # switch casts its index to int32: an integer cast is no float rounding, and
+    # must not make the point look singular (it hid every switch from the check).
+    _wrong_sin_derivative(monkeypatch, 1.001)
+    program = _program("def f(x0):\n    v0 = gt.switch(gt.argmax(x0), [lambda u: gt.tanh(u), lambda u: gt.sin(u) * 0.5], x0)\n"
+                       "    return gt.sum(v0 * _w(v0))\n", [0.3, 0.7, -1.1])
+    checked = set()
+    found = {f.category.split("[")[0] for f in differential.check(program, checked)}
+    assert "first_order" in checked and "mismatch:grad_vs_finite_differences" in found
