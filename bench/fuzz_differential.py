@@ -41,15 +41,17 @@ def _worker(first: int, last: int, version: int) -> None:
     for seed in range(first, last):
         print(json.dumps({"start": seed}), flush=True)
         t0 = time.perf_counter()
+        checked = set()
         try:
-            findings = [(f.category, f.detail) for f in differential.check(generator.generate(seed, version))]
+            findings = [(f.category, f.detail) for f in differential.check(generator.generate(seed, version), checked)]
         except Exception as e:  # noqa: BLE001 - a failure of the harness itself is reported too
             findings = [(f"harness:{type(e).__name__}", str(e)[:1000])]
-        print(json.dumps({"seed": seed, "findings": findings, "seconds": time.perf_counter() - t0}), flush=True)
+        print(json.dumps({"seed": seed, "findings": findings, "checked": sorted(checked),
+                          "seconds": time.perf_counter() - t0}), flush=True)
 
 
 def _run_batch(first: int, last: int, timeout: float, version: int) -> list:
-    """[(seed, findings)] for seeds first..last-1, restarting the worker after a crash or hang."""
+    """[(seed, findings, independent checks applied)] for seeds first..last-1, restarting the worker after a crash or hang."""
     results = []
     while first < last:
         with tempfile.TemporaryFile() as err:
@@ -76,7 +78,7 @@ def _run_batch(first: int, last: int, timeout: float, version: int) -> list:
                 if "start" in msg:
                     running = msg["start"]
                 else:
-                    results.append((msg["seed"], msg["findings"]))
+                    results.append((msg["seed"], msg["findings"], msg["checked"]))
                     running = None
                     first = msg["seed"] + 1
             sel.close()
@@ -94,7 +96,7 @@ def _run_batch(first: int, last: int, timeout: float, version: int) -> list:
                 category = f"crash:native:{signal.Signals(-rc).name}"
             else:
                 category = f"crash:process_exit_{rc}"
-            results.append((running, [(category, f"worker exit status {rc}; stderr tail:\n{tail}")]))
+            results.append((running, [(category, f"worker exit status {rc}; stderr tail:\n{tail}")], []))
             first = running + 1
     return results
 
@@ -106,10 +108,12 @@ def _replay(seed: int, version: int) -> int:
     differential.configure()
     program = generator.generate(seed, version)
     print(program.text())
-    findings = differential.check(program)
+    checked = set()
+    findings = differential.check(program, checked)
     for f in findings:
         print(f"[{f.category}]\n{f.detail}\n")
-    print(f"{len(findings)} finding(s)")
+    print(f"{len(findings)} finding(s); finite differences of the NumPy reference checked: "
+          f"{', '.join(sorted(checked)) or 'nothing (not smooth or not finite at the point)'}")
     return 1 if findings else 0
 
 
@@ -137,22 +141,23 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     batches = [(s, min(s + args.batch, args.seed + args.n)) for s in range(args.seed, args.seed + args.n, args.batch)]
-    found, done = {}, 0
+    found, done, checked = {}, 0, collections.Counter()
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         futures = [pool.submit(_run_batch, a, b, args.timeout, version) for a, b in batches]
         for fut in concurrent.futures.as_completed(futures):
-            for seed, findings in fut.result():
+            for seed, findings, applied in fut.result():
                 done += 1
+                checked.update(applied)
                 if findings:
                     found[seed] = findings
                     print(f"seed {seed}: {', '.join(sorted({c for c, _ in findings}))}", file=sys.stderr, flush=True)
             print(f"... {done}/{args.n} programs, {len(found)} with findings, {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
-    _report(found, done, time.perf_counter() - t0, version)
+    _report(found, done, time.perf_counter() - t0, version, checked)
     return 1 if found else 0
 
 
-def _report(found: dict, done: int, seconds: float, version: int) -> None:
+def _report(found: dict, done: int, seconds: float, version: int, checked: collections.Counter) -> None:
     sys.path.insert(0, ROOT)
     from tests.fuzz import generator
 
@@ -165,6 +170,8 @@ def _report(found: dict, done: int, seconds: float, version: int) -> None:
     crashed = sum(any(c.startswith(("crash:", "harness:")) for c in cats) for cats in per_program.values())
     print(f"\n{done} programs (generator version {version}) in {seconds:.0f} s; {len(found)} with findings")
     print(f"programs with a mismatch: {mismatched}, with a crash: {crashed}")
+    print(f"derivatives checked by finite differences of the NumPy reference: first order in "
+          f"{checked['first_order']} programs, second order (HVP) in {checked['second_order']}")
     print("programs by category (one program may be in several):")
     for category, count in sorted(by_category.items()):
         print(f"  {count:6d}  {category}")

@@ -2,11 +2,11 @@
 
 The references are the reference interpreter (`ir.eval_function` on
 `gt.make_ir` of the function, its gradient, its JVP and its HVP), NumPy (the
-forward value, by running the same text with numpy_reference) and central
-finite differences (only where the function is smooth at the point, see
-`smooth_directional_derivative`). Every compiled or eager path must agree
-with the interpreter to tight float tolerances, NaN and inf positions
-included; a path that raises is a crash.
+forward value, by running the same text with numpy_reference) and finite
+differences of that NumPy function for every path's derivatives (only where
+the function is smooth at the point: independent.py). Every compiled or
+eager path must agree with the interpreter to tight float tolerances, NaN
+and inf positions included; a path that raises is a crash.
 
 `check(program)` returns a list of Findings; an empty list means agreement.
 """
@@ -23,7 +23,7 @@ import gradtape as gt
 from gradtape import ir
 from gradtape.ir.op import impls, rule
 
-from . import numpy_reference
+from . import independent, numpy_reference
 from .generator import WEIGHT_HELPER, Program
 
 # rtol of compiled (or eager) against interpreted results of the same IR, by
@@ -82,12 +82,18 @@ def load(program: Program, namespace):
     return env["f"]
 
 
-def check(program: Program) -> list:
-    """Every disagreement between gradtape's paths and the references on `program`."""
+def check(program: Program, checked: set | None = None) -> list:
+    """Every disagreement between gradtape's paths and the references on `program`.
+
+    `checked`, when given, receives the independent checks that applied at the
+    point ("first_order", "second_order": finite differences of the NumPy reference).
+    """
     run = _Run(program)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         run.all()
+    if checked is not None:
+        checked.update(run.checked)
     return run.findings
 
 
@@ -100,6 +106,8 @@ class _Run:
         self.findings = []
         self.f = load(program, gt)
         self.rtol = TIGHT[program.dtype]
+        self.derivatives = {}  # path -> its result, for the independent check
+        self.checked = set()
 
     def add(self, category, detail):
         self.findings.append(Finding(category, detail))
@@ -131,9 +139,11 @@ class _Run:
         # Cross-mode and finite-difference checks are as precise as the least
         # precise float anywhere in the program (a cast to float32 rounds tangents).
         floats = [v.type.dtype for e in self.fwd_ir.eqns for v in e.outvars if v.type.is_float]
-        self.loose = max(TIGHT[d] for d in floats + [self.p.dtype] if d in TIGHT)
+        self.least = min((d for d in floats + [self.p.dtype] if d in TIGHT), key=lambda d: d.itemsize)
+        self.loose = TIGHT[self.least]
         self.value = ir.eval_function(self.fwd_ir, self.args)[0]
         self.grads = ir.eval_function(self.grad_ir, self.args)
+        self.derivatives["grad"] = self.grads
         if numpy_value is not None:
             self.compare("interpreter_vs_numpy", self.value, numpy_value)
         self.staged()
@@ -142,12 +152,13 @@ class _Run:
         self.jvp()
         self.vmap_grad()
         self.hvp()
-        if self.p.dtype == np.float64 and not self.p.uses_stop_gradient:
+        with self.path("finite_differences"):
             self.finite_differences()
 
     def staged(self):
         with self.path("staged"):
             value, grads = gt.value_and_grad(self.f, argnums=self.argnums)(*self.args)
+            self.derivatives["staged_grad"] = grads
             self.compare("staged_value", value, self.value)
             for i, (g, r) in enumerate(zip(grads, self.grads)):
                 self.compare(f"staged_grad[{i}]", g, r)
@@ -160,6 +171,7 @@ class _Run:
                     tape.watch(x)
                 y = self.f(*xs)
             grads = tape.gradient(y, xs)
+            self.derivatives["tape_grad"] = [_zeros_if_none(g, r) for g, r in zip(grads, self.grads)]
             self.compare("eager_value", np.asarray(y), self.value)
             for i, (g, r) in enumerate(zip(grads, self.grads)):
                 self.compare(f"eager_grad[{i}]", _zeros_if_none(g, r), r)
@@ -175,6 +187,7 @@ class _Run:
                     tape.watch(x)
                 y = staged(*xs)
             grads = tape.gradient(y, xs)
+            self.derivatives["tape_staged_grad"] = [_zeros_if_none(g, r) for g, r in zip(grads, self.grads)]
             self.compare("tape_staged_value", np.asarray(y), self.value)
             for i, (g, r) in enumerate(zip(grads, self.grads)):
                 self.compare(f"tape_staged_grad[{i}]", _zeros_if_none(g, r), r)
@@ -186,6 +199,7 @@ class _Run:
             ref_ir = gt.make_ir(lambda *a: gt.jvp(f, tuple(a[:n]), tuple(a[n:])), *self.args, *ts)
             ref_value, ref_tangent = ir.eval_function(ref_ir, self.args + ts)
             value, tangent = gt.jvp(f, tuple(self.args), tuple(ts))
+            self.derivatives["jvp"], self.derivatives["jvp_native"] = ref_tangent, tangent
             self.compare("jvp_value", value, ref_value)
             self.compare("jvp_tangent", tangent, ref_tangent)
             self.compare("jvp_interpreter_value", ref_value, self.value)
@@ -211,28 +225,70 @@ class _Run:
         with self.path("hvp"):
             ref = ir.eval_function(gt.make_ir(gt.hvp(self.f), self.args[0], v, *rest), [self.args[0], v, *rest])[0]
             self.hvp_ref = ref
-            self.compare("hvp", gt.hvp(self.f)(self.args[0], v, *rest), ref)
+            native = gt.hvp(self.f)(self.args[0], v, *rest)
+            self.derivatives["hvp"], self.derivatives["hvp_native"] = ref, native
+            self.compare("hvp", native, ref)
 
     def finite_differences(self):
-        """Directional derivatives against the interpreter's gradient and HVP, where smooth."""
+        """Every path's first and second derivatives against central differences of the
+        NumPy reference (independent.py), where the function is smooth at the point."""
         if not all(np.all(np.abs(a) < 1e4) for a in self.args):
             return  # not finite, or so large that x + h * t rounds back to x
-        ts = list(self.p.tangents)
-        fd = smooth_directional_derivative(self.fwd_ir, self.args, ts)
-        if fd is None:
+        args = [np.asarray(a, np.float64) for a in self.args]
+        ts = [np.asarray(t, np.float64) for t in self.p.tangents]
+        plain = self.p.dtype == np.float64 and "gt.cast(" not in self.p.source
+        fp_ir = self.fwd_ir if plain else independent.float64_ir(self.p, load, args)
+        if self.p.dtype != np.float64 and not independent.same(fingerprint(self.fwd_ir, self.args)[:-1],
+                                                                 fingerprint(fp_ir, args)[:-1]):
+            return  # float32 rounding takes another decision than float64 at the point
+        f = independent.NumpyFunction(self.p, load)
+        first = independent.Line(f, fp_ir, fingerprint, args, ts).first()
+        if first is not None:
+            self.checked.add("first_order")
+            self.first_order(first, ts)
+        if self.p.dtype == np.float64 and not self.p.uses_stop_gradient and first is not None:
+            self.hvp_vs_differences_of_grad(ts)
+        second = independent.Line(f, fp_ir, fingerprint, args, ts[:1] + [0 * t for t in ts[1:]]).second()
+        if second is not None and "hvp" in self.derivatives:
+            self.checked.add("second_order")
+            rtol = independent.RTOL2[self.least]
+            for name in ("hvp", "hvp_native"):
+                if name in self.derivatives:
+                    self.against(name, independent.directional([self.derivatives[name]], ts[:1]), second, rtol)
+
+    def first_order(self, first, ts):
+        # A NaN or inf anywhere in the forward (even one no output depends on, as
+        # sqrt(-1) dropped by take) makes 0 * NaN in the chain rule, as in JAX: a
+        # non-finite derivative is a finding only when every intermediate is finite.
+        intermediates_finite = None
+        reverse = independent.directional(self.grads, ts)
+        rtol = independent.RTOL1[self.least]
+        for name, got in self.derivatives.items():
+            if name.startswith("hvp"):
+                continue
+            if name.startswith("jvp"):
+                value = float(np.asarray(got, np.float64))
+                got = None if not np.isfinite(value) else (value, 0.0 if reverse is None else reverse[1])
+            else:
+                got = independent.directional(got, ts)
+            if got is None:
+                if intermediates_finite is None:
+                    intermediates_finite = _intermediates_finite(self.fwd_ir, self.args)
+                if intermediates_finite:
+                    self.add(f"nonfinite_derivative_at_smooth_point:{name}",
+                             f"{self.derivatives[name]}, finite differences {first[0]!r}")
+                continue
+            self.against(name, got, first, rtol)
+
+    def against(self, name, got, reference, rtol):
+        if got is None:
             return
-        estimate, spread = fd
-        products = [np.asarray(g, np.float64) * t for g, t in zip(self.grads, ts)]
-        if not all(np.all(np.isfinite(p)) for p in products):
-            # A NaN or inf anywhere in the forward (even one no output depends on,
-            # as sqrt(-1) dropped by take) makes 0 * NaN in the chain rule, as in JAX.
-            if _intermediates_finite(self.fwd_ir, self.args):
-                self.add("nonfinite_grad_at_smooth_point", f"grads {self.grads}, finite differences {estimate!r}")
-            return
-        got = sum(float(np.sum(p)) for p in products)
-        scale = 1.0 + abs(estimate) + sum(float(np.sum(np.abs(p))) for p in products)
-        if abs(got - estimate) > max(1e-5, 10 * self.loose) * scale + 10 * spread:
-            self.add("mismatch:grad_vs_finite_differences", f"t.grad {got!r}, finite differences {estimate!r} (spread {spread:.2e})")
+        message = independent.off_by(got[0], got[1], reference[0], reference[1], rtol)
+        if message:
+            self.add(f"mismatch:{name}_vs_finite_differences", message)
+
+    def hvp_vs_differences_of_grad(self, ts):
+        """The whole HVP vector against differences of the interpreter's gradient."""
         hvp_ref = getattr(self, "hvp_ref", None)
         if hvp_ref is None or not np.all(np.isfinite(hvp_ref)):
             return
@@ -244,7 +300,7 @@ class _Run:
         estimate, spread = fd_h
         scale = 1.0 + np.max(np.abs(estimate))
         if np.max(np.abs(hvp_ref - estimate)) > 1e-5 * scale + 10 * np.max(spread):
-            self.add("mismatch:hvp_vs_finite_differences", f"hvp {hvp_ref}, finite differences of grad {estimate}")
+            self.add("mismatch:hvp_vs_differences_of_grad", f"hvp {hvp_ref}, finite differences of grad {estimate}")
 
 
 class _Grad0:
@@ -289,7 +345,7 @@ def fingerprint(fn: ir.Function, args) -> list:
             inner = params["fn"].eqns[0]
             if inner.op.name == "cond" and inner.inputs[0] in params["fn"].invars:
                 prints.append(np.asarray(vals[params["fn"].invars.index(inner.inputs[0])]))
-        if name == "cast" and out.dtype.itemsize < np.asarray(vals[0]).dtype.itemsize:
+        if name == "cast" and out.dtype.kind == "f" and out.dtype.itemsize < np.asarray(vals[0]).dtype.itemsize:
             # Rounding to float32 is a step function (derivative 0 almost everywhere),
             # differentiated as the identity: finite differences cannot check it.
             singular = True
@@ -330,7 +386,7 @@ def smooth_directional_derivative(fn, args, direction, h=1e-5, fingerprint_fn=No
         values = []
         for sign in (1, -1):
             point = [np.asarray(a + sign * step * d, np.float64) for a, d in zip(args, direction)]
-            if not _same(fingerprint(fp_fn, point), base):
+            if not independent.same(fingerprint(fp_fn, point), base):
                 return None
             values.append(_evaluate(fn, point))
         if not all(np.all(np.isfinite(v)) for v in values):
@@ -355,10 +411,6 @@ def _intermediates_finite(fn, args) -> bool:
     with np.errstate(all="ignore"):
         ir.eval_function(fn, args, bind=record)
     return finite
-
-
-def _same(a, b) -> bool:
-    return len(a) == len(b) and all(np.shape(x) == np.shape(y) and np.array_equal(x, y) for x, y in zip(a, b))
 
 
 def _zeros_if_none(g, like):
