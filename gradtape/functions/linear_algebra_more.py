@@ -143,6 +143,9 @@ def cond(x, p=None):
     """The condition number of x, as numpy.linalg.cond: the ratio of extreme
     singular values for p None, 2 or -2, else norm(x, p) * norm(inv(x), p).
 
+    As in NumPy, a singular matrix gives inf (never LinAlgError), and so does
+    any matrix whose condition number is NaN without a NaN entry.
+
     Example::
 
         >>> np.linalg.cond(gradtape.constant([[2.0, 0.0], [0.0, 0.5]]))
@@ -154,7 +157,12 @@ def cond(x, p=None):
         big, small = reductions.max(s, axis=-1), reductions.min(s, axis=-1)
         r = ew.divide(small, big) if p == -2 else ew.divide(big, small)
     else:
-        r = ew.multiply(np.linalg.norm(x, ord=p, axis=(-2, -1)), np.linalg.norm(np.linalg.inv(x), ord=p, axis=(-2, -1)))
+        # NumPy inverts without raising: an exactly singular matrix (a zero pivot, where slogdet's
+        # sign is 0) gets a NaN inverse, hence inf below. Here it is inverted as the identity instead.
+        singular = ew.equal(np.linalg.slogdet(x)[0], 0.0)[..., None, None]
+        safe = ew.where(singular, np.eye(x.shape[-1], dtype=x.dtype), x)
+        inverse = ew.where(singular, np.nan, np.linalg.inv(safe))
+        r = ew.multiply(np.linalg.norm(x, ord=p, axis=(-2, -1)), np.linalg.norm(inverse, ord=p, axis=(-2, -1)))
     # As NumPy: a NaN condition number (of an infinite entry, say) is inf, unless x has a NaN
     blown = ew.logical_and(predicates.isnan(r), ew.logical_not(predicates.any(predicates.isnan(x), axis=(-2, -1))))
     return ew.where(blown, np.inf, r)

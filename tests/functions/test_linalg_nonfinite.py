@@ -9,6 +9,7 @@ import pytest
 
 import gradtape as gt
 from gradtape.runtime import compile_function
+from gradtape.testing import check_grads
 
 L = np.linalg
 B = np.array([1.0, -2.0, 0.5])
@@ -134,3 +135,17 @@ def test_native_code_recovers_after_a_nan():
     with pytest.raises(np.linalg.LinAlgError, match="SVD did not converge"):
         native(bad)
     np.testing.assert_allclose(native(BASE)[0], L.pinv(BASE), rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [1, -1, np.inf, -np.inf, "fro"])
+def test_cond_of_a_singular_matrix_is_inf_as_numpys(p):
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    stack = np.stack([singular, np.array([[2.0, 1.0], [0.5, 3.0]])])
+    want = L.cond(stack, p)
+    assert want[0] == np.inf and np.isfinite(want[1])
+    np.testing.assert_allclose(L.cond(gt.constant(stack), p).numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(gt.differentiable(lambda t: L.cond(t, p))(stack), want, rtol=1e-12)
+    native = compile_function(gt.make_ir(lambda t: L.cond(t, p), stack))
+    assert native.native, native.fallback_reason
+    np.testing.assert_allclose(native(stack)[0], want, rtol=1e-12)
+    check_grads(lambda t: L.cond(t, p), [stack[1]], order=1)
