@@ -232,10 +232,11 @@ def power(x, y):
         a.__class__ in (WeakScalar, float, int) for a in (x, y))
     px, py = promote_pair(x, y)
     kind = px.dtype.kind
-    if kind == "b":  # NumPy's power has no bool loop: bools are raised as int8
-        px, py = convert(px, _INT8), convert(py, _INT8)
-        kind = "i"
-    if kind in "iu":
+    if kind == "f":
+        out = bind(ew.pow_p, px, py)
+    elif kind in "iub":
+        if kind == "b":  # NumPy's power has no bool loop: bools are raised as int8
+            px, py = convert(px, _INT8), convert(py, _INT8)
         if kind == "i":
             _check_exponent(py)
         out = bind(int_pow_p, px, py)
