@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..ir.ops.control import INDEX_DTYPE, checkpoint_p, clamp_index, cond_p
+from ..ir.ops.control import checkpoint_p, clamp_index, cond_p, narrow_index
 from ..ir.ops.loops import scan_p
 from ..ir.ops.while_loop import while_p
 from ..tracer import tree
@@ -142,8 +142,7 @@ def _staged(construct, named_branches, index, operands):
     atoms = [_atom(index, None)]
     atoms += [_atom(x, t.dtype) for x, t in zip(sig.leaves, sig.types)]
     atoms += captured
-    if index.dtype != INDEX_DTYPE:
-        atoms[0] = builder.bind(ir.all_ops["cast"], [atoms[0]], {"dtype": INDEX_DTYPE})
+    atoms[0] = narrow_index(ir.Sym(atoms[0], builder), len(fns)).atom
     outs = builder.bind(cond_p, atoms, {"branches": tuple(fns)})  # one equation, every output leaf
     return tree.unflatten(traced[0].out_skeleton, [Tensor(sym=ir.Sym(v, builder)) for v in outs])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import elementwise as ew
+from ..ir.ops.int_pow import NEGATIVE_POWER_MESSAGE, int_pow_p
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -13,6 +14,7 @@ from ..tracer.weak import WeakScalar
 from ._promote import as_tensor, convert, dtype_of, float_operand, promote_pair
 
 _BOOL = np.dtype(np.bool_)  # made once: convert takes a dtype as it is
+_INT8 = np.dtype(np.int8)
 
 
 def _unary_float(op, *numpy_functions):
@@ -190,7 +192,6 @@ subtract = _binary(ew.sub_p, np.subtract)
 multiply = _binary(ew.mul_p, np.multiply)
 divide = _binary(ew.div_p, np.divide, np.true_divide, float_result=True)
 true_divide = divide
-power = _binary(ew.pow_p, np.power, float_result=True)
 maximum = _binary(ew.maximum_p, np.maximum)
 minimum = _binary(ew.minimum_p, np.minimum)
 hypot = _binary(ew.hypot_p, np.hypot, float_result=True)
@@ -201,6 +202,60 @@ less = _binary(ew.lt_p, np.less)
 less_equal = _binary(ew.le_p, np.less_equal)
 greater = _binary(ew.gt_p, np.greater)
 greater_equal = _binary(ew.ge_p, np.greater_equal)
+
+
+@implements(np.power)
+def power(x, y):
+    """x ** y elementwise, with NumPy's broadcasting and promotion (numpy.power, the `**` operator).
+
+    Floats give floats (a float base with an integer exponent keeps its
+    derivative in the base). Integers give integers of NumPy's result dtype
+    (int64 ** int64 is int64, int32 ** 2 int32, bools int8), exact and
+    wrapping on overflow as NumPy's (np.int64(3) ** 41 is negative); they
+    carry no derivative.
+
+    Raises:
+      ValueError: an integer exponent whose value is known here (eagerly,
+        or a literal or constant while tracing) is negative, as NumPy raises.
+        A traced negative integer exponent cannot raise when staged code runs:
+        it gives the integer part of the true value (1 for x == 1, (-1) ** y
+        for x == -1, else 0; ir/ops/int_pow.py).
+
+    Example::
+
+        >>> gradtape.constant(3) ** 39
+        Tensor(4052555153018976267, dtype=int64)
+        >>> gradtape.power(gradtape.constant([1.5, 2.0]), 2)
+        Tensor([2.25, 4.  ], dtype=float64)
+    """
+    weak = (x.__class__ is WeakScalar or y.__class__ is WeakScalar) and all(
+        a.__class__ in (WeakScalar, float, int) for a in (x, y))
+    px, py = promote_pair(x, y)
+    kind = px.dtype.kind
+    if kind == "f":
+        out = bind(ew.pow_p, px, py)
+    elif kind in "iub":
+        if kind == "b":  # NumPy's power has no bool loop: bools are raised as int8
+            px, py = convert(px, _INT8), convert(py, _INT8)
+        if kind == "i":
+            _check_exponent(py)
+        out = bind(int_pow_p, px, py)
+    else:
+        out = bind(ew.pow_p, *promote_pair(x, y, True))
+    if weak and out.dtype.kind in "fi":  # as 2 ** 3 is a Python int
+        return WeakScalar(sym=out._sym)
+    return out
+
+
+def _check_exponent(y):
+    """NumPy's error for a negative integer exponent whose value is known now."""
+    if isinstance(y, Tensor):
+        if y._sym is not None:
+            return  # traced: its value exists only when the code runs
+        y = y.numpy()
+    if np.any(np.asarray(y) < 0):
+        raise ValueError(f"{NEGATIVE_POWER_MESSAGE} (power: got a negative {np.asarray(y).dtype} exponent; "
+                         "make the base or the exponent a float, e.g. x ** -1.0, for a fraction)")
 
 
 def _logical(op, np_fn):

@@ -60,15 +60,19 @@ def fmin(x, y):
 
 
 def _logaddexp(x, y, tail, tail_at_0):
-    """max(x, y) + tail(-|x - y|), and (x + y) / 2 + tail(0) where x == y: there
-    the derivative is 1/2 to each operand, and equal infinities give themselves
-    (where x - y is NaN). The other branch sees finite stand-ins there."""
+    """larger + tail(-|x - y|), with the larger operand and the sign of x - y picked by one
+    mask (x - y >= 0), not by maximum and abs: each side is then an analytic function of
+    x and y, so derivatives of every order are right at x == y too (maximum's tie rule
+    and abs' zero slope there made the second derivative 0). Equal infinities (x - y is
+    NaN there) give themselves, with derivative 1/2 to each, from finite stand-ins."""
     x, y = promote_pair(x, y, True)
-    same = bind(ew.eq_p, x, y)
-    zero, one = x.dtype.type(0), x.dtype.type(1)
-    safe_x, safe_y = where(same, zero, x), where(same, one, y)
-    apart = maximum(safe_x, safe_y) + tail(-abs(safe_x - safe_y))
-    return where(same, (x + y) * 0.5 + tail_at_0, apart)
+    zero = x.dtype.type(0)
+    infinite_tie = bind(ew.logical_and_p, bind(ew.eq_p, x, y), bind(ew.eq_p, abs(x), x.dtype.type(np.inf)))
+    safe_x, safe_y = where(infinite_tie, zero, x), where(infinite_tie, zero, y)
+    d = safe_x - safe_y
+    x_larger = bind(ew.ge_p, d, zero)  # False where d is NaN: y + tail(NaN) is NaN
+    apart = where(x_larger, safe_x, safe_y) + tail(where(x_larger, -d, d))
+    return where(infinite_tie, (x + y) * 0.5 + tail_at_0, apart)
 
 
 @implements(np.logaddexp)

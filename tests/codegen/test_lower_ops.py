@@ -161,7 +161,7 @@ def test_binary_through_layouts(op_name):
         assert_matches(got, want, rtol=0)
 
 
-INT_BINARY = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
+INT_BINARY = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "int_pow"]
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int16], ids=str)

@@ -66,6 +66,52 @@ def test_switch_clamps_its_index_in_native_code_the_interpreter_and_eagerly(i):
     np.testing.assert_allclose(by_index(i, gt.constant(X), s).numpy(), want, rtol=1e-13)
 
 
+WIDE_INDICES = [np.int64(2**40), np.int64(-2**40), np.int64(-2**32 + 1), np.int64(2**32 + 1),
+                np.uint32(2**31), np.uint32(2**32 - 1), np.uint64(2**63), np.uint64(2**64 - 1),
+                np.int8(-128), np.int8(127), np.int8(-1), np.uint8(255), np.int16(1), 2**40, -2**40]
+
+
+@pytest.mark.parametrize("i", WIDE_INDICES, ids=repr)
+def test_switch_clamps_an_index_of_any_integer_dtype_before_narrowing_it(i):
+    """The index is clamped in its own dtype: cast to int32 first, 2**40 and 2**31 wrap to 0 or below."""
+    s = np.float64(1.5)
+    want = by_index_numpy(int(i), X, s)
+    fn, code = native(by_index, i, X, s)
+    np.testing.assert_allclose(code(i, X, s)[0], want, rtol=1e-13)
+    np.testing.assert_allclose(ir.eval_function(fn, [np.asarray(i, fn.in_types[0].dtype), X, s])[0], want,
+                               rtol=1e-13)
+    np.testing.assert_allclose(gt.differentiable(by_index)(i, X, s), want, rtol=1e-13)
+    np.testing.assert_allclose(by_index(i, gt.constant(X), s).numpy(), want, rtol=1e-13)
+    grad = gt.grad(lambda x: gt.sum(by_index(i, x, s)))(X)
+    np.testing.assert_allclose(grad, [np.full(3, s), 1 - np.tanh(X) ** 2, np.cos(X) * s * s][min(max(int(i), 0), 2)],
+                               rtol=1e-13)
+
+
+def test_switch_of_the_issue_example_takes_the_last_branch():
+    g = gt.differentiable(lambda i, x: gt.switch(i, [lambda x: x, lambda x: 2 * x, lambda x: 3 * x], x))
+    assert float(g(np.int64(2**40), 1.0)) == 3.0
+    assert float(g(np.uint32(2**31), 1.0)) == 3.0
+    assert float(g(np.int64(-2**40), 1.0)) == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint32, np.uint64, np.int8])
+def test_vmap_of_switch_clamps_wide_indices_per_element(dtype):
+    info = np.iinfo(dtype)
+    idx = np.array([info.max, info.min, 1, info.max // 2 + 1], dtype=dtype)
+    xs = np.linspace(-1, 1, 8).reshape(4, 2)
+    want = np.stack([by_index_numpy(int(i), x, 0.5) for i, x in zip(idx, xs)])
+    np.testing.assert_allclose(gt.vmap(lambda i, x: by_index(i, x, 0.5))(idx, xs), want, rtol=1e-13)
+    shared = gt.vmap(lambda i, x: by_index(i, x, 0.5), in_axes=(None, 0))
+    np.testing.assert_allclose(shared(idx[0], xs), [by_index_numpy(int(idx[0]), x, 0.5) for x in xs], rtol=1e-13)
+
+
+def test_switch_rejects_a_bool_index_on_both_paths():
+    """As JAX's switch: an index is an integer; a predicate goes to cond."""
+    for f in (lambda i: gt.switch(i, BRANCHES, X, 1.0), gt.differentiable(lambda i: gt.switch(i, BRANCHES, X, 1.0))):
+        with pytest.raises(TypeError, match=r"switch: index must be an integer scalar .*got bool\[\]"):
+            f(np.bool_(True))
+
+
 @pytest.mark.parametrize("x", [X, -X])
 def test_cond_gradients_match_finite_differences_to_second_order(x):
     check_grads(lambda v: gt.sum(piecewise(v)), [x], order=2, modes=("rev", "fwd"))

@@ -6,6 +6,7 @@ from scipy.special import expit
 import gradtape as gt
 
 from .op_specs import OpSpec, args, normal, positive
+from .specs_reduce import distinct
 
 # Operand shape pairs that exercise NumPy broadcasting in both directions.
 BROADCAST_PAIRS = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((2, 3), ())]
@@ -174,3 +175,30 @@ _OPS_OF = {"hypot": ("hypot",), "arctan2": ("arctan2",), "fmax": ("maximum", "wh
 for name, fn, np_fn, mx, my in _MORE_BINARY:
     for sx, sy in BROADCAST_PAIRS:
         SPECS.append(OpSpec(f"{name}_{sx}_{sy}", fn, args(mx(*sx), my(*sy)), ops=_OPS_OF[name], numpy_fn=np_fn))
+
+# Ties x == y, where logaddexp's second derivative was 0 (its tie branch was linear): the
+# function is smooth there, so finite differences check every order.
+_TIED = np.array([0.4, -1.3, 0.4, 2.0, 0.4])
+SPECS += [
+    OpSpec("logaddexp_at_ties", lambda x: gt.logaddexp(x, 0.4) + gt.logaddexp(0.4, x) * x, args(lambda rng: _TIED),
+           ops=("softplus", "where", "ge"), numpy_fn=lambda x: np.logaddexp(x, 0.4) + np.logaddexp(0.4, x) * x),
+    OpSpec("logaddexp2_at_ties", lambda x: np.logaddexp2(x, 0.4) * x, args(lambda rng: _TIED),
+           ops=("exp2", "log1p", "where", "ge"), numpy_fn=lambda x: np.logaddexp2(x, 0.4) * x),
+    # A tensor exponent (not a literal) whose values include integers; the base away from 0.
+    OpSpec("pow_tensor_integer_exponents", lambda x, y: x ** y, args(positive(2, 3), lambda rng: np.array([0.0, 1.0, 2.0])),
+           ops=("pow", "where", "eq", "logical_and"), numpy_fn=np.power),
+]
+
+
+def _int_pow_weights(x, np_=gt):
+    """x times an integer power of integers taken from x (argsort of distinct values, stable
+    under a finite-difference step): base and exponent both traced, so every bit of the
+    exponent is used."""
+    base = np_.argsort(x, axis=1) + 2
+    return x * base ** np_.argsort(-x, axis=1)
+
+
+SPECS += [
+    OpSpec("int_pow_weights", _int_pow_weights, args(distinct(3, 5)), ops=("int_pow", "argsort"),
+           numpy_fn=lambda x: _int_pow_weights(x, np_=np)),
+]

@@ -5,7 +5,8 @@ with the int32 scalar i clamped to [0, len(branches) - 1] (as JAX's switch
 does), and has one output per output of the branches (an op of several
 results, ir/op.py `multiple_results`): a construct with several output
 leaves is one equation, whose chosen branch runs once for all of them.
-gt.cond(pred, t, f) is branches=(f, t) indexed by pred.
+gt.cond(pred, t, f) is branches=(f, t) indexed by pred. Any other integer index
+is clamped in its own dtype before it is cast to int32 (`narrow_index`).
 
     { a:i32[] b:f64[3] . c:f64[3], d:f64[] = cond[branches=({ x . y = sin x ; z = sum y -> (y, z) },
                                                    { x . y = cos x ; z = sum y -> (y, z) })] a b -> (c, d) }
@@ -160,10 +161,24 @@ prune_rules[cond_p] = _prune
 
 
 def cond(index: Sym, branches: tuple, *xs: Sym) -> tuple:
-    """Emit `cond[branches] index xs` (index an int32 scalar Sym): one Sym per branch output."""
-    if index.dtype != INDEX_DTYPE:
-        index = cast(index, INDEX_DTYPE)
-    return bind(cond_p, index, *xs, branches=tuple(branches))
+    """Emit `cond[branches] index xs` (index an integer or bool scalar Sym): one Sym per branch output."""
+    return bind(cond_p, narrow_index(index, len(branches)), *xs, branches=tuple(branches))
+
+
+def narrow_index(index: Sym, n: int) -> Sym:
+    """An integer or bool scalar index as cond's int32 one, selecting the branch it selects.
+
+    The index is clamped to [0, n - 1] in its own dtype before the cast:
+    casting first wraps, so 2**40 or a uint32 2**31 would select branch 0.
+    """
+    if index.dtype == INDEX_DTYPE or index.dtype.kind == "b":
+        return index if index.dtype == INDEX_DTYPE else cast(index, INDEX_DTYPE)
+    info = np.iinfo(index.dtype)
+    if info.min < 0:
+        index = maximum(index, index.builder.literal(np.zeros((), index.dtype)))
+    if info.max > n - 1:
+        index = minimum(index, index.builder.literal(np.asarray(n - 1, index.dtype)))
+    return cast(index, INDEX_DTYPE)
 
 
 def index_type() -> TensorType:

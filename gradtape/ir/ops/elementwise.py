@@ -286,8 +286,17 @@ def _safe_log(x):
 
 def _pow_partials(x, y, out):
     yv = y.literal_value()
-    # x ** c: keep the exponent a literal, so c - 1 folds
-    dx = y * pow(x, yv - 1) if yv is not None else y * pow(x, y - 1.0)
+    if yv is not None:  # x ** c: keep the exponent a literal, so c - 1 folds
+        dx = y * pow(x, yv - 1)
+    else:
+        # x ** y at y == 0 is 1 for every x, so its slope is 0 (as a literal 0's, below), but
+        # y * x ** (y - 1) is 0 * inf at x == 0. There only, constants stand in: 0 * 0 ** 0,
+        # whose derivatives of every order are 0 with no NaN anywhere (a `where` choosing 0
+        # over a NaN would leak it into the derivatives of higher order), and d2/dydx is 0
+        # there as d2/dxdy is (the exponent's slope is 0 at x == 0). Elsewhere y == 0 keeps
+        # d2/dydx = 1 / x.
+        at_zero = logical_and(eq(x, 0.0), eq(y, 0.0))
+        dx = where(at_zero, 0.0, y) * pow(x, where(at_zero, 1.0, y) - 1.0)
     return dx, lambda g: g * out * _safe_log(x)
 
 
