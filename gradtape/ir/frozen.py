@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-# Inputs that np.asarray turns into a new array of its own (nothing else views its memory).
-_BUILT_FRESH = (int, float, bool, complex, np.generic, list, tuple)
+# Inputs from which np.asarray makes a new array of its own when it returns another object
+# with no base (an ndarray: converted to another dtype).
+_BUILT_FRESH = (float, int, bool, complex, np.generic, list, tuple, np.ndarray)
 
 
 def may_change(a: np.ndarray) -> bool:
@@ -42,9 +43,9 @@ def frozen(value, dtype=None) -> np.ndarray:
         (array([1., 1., 1.]), False)
     """
     a = np.asarray(value, dtype=dtype)
-    if may_change(a):
-        # A conversion np.asarray made (a Python number, a list, another dtype) is ours already.
-        if a is value or a.base is not None or not (isinstance(value, (np.ndarray, *_BUILT_FRESH))):
-            a = a.copy()
+    if a is not value and a.base is None and isinstance(value, _BUILT_FRESH):
+        a.flags.writeable = False  # a conversion np.asarray made (a number, a list, another dtype): ours
+    elif may_change(a):
+        a = a.copy()
         a.flags.writeable = False
     return a
