@@ -45,6 +45,7 @@ from .staging import (  # noqa: F401
 )
 from .staging.sparse import COOTriple, sparse_hessian, sparse_jacobian  # noqa: F401
 from .tracer import (  # noqa: F401
+    ArrayModifiedError,
     ConcretizationError,
     ConstantConversionError,
     ForwardAccumulator,
@@ -98,7 +99,8 @@ __all__ = [
     # optimization loops
     "optimizers", "train_step", "TrainStep", "scipy",
     # errors
-    "ConcretizationError", "ConstantConversionError", "TracerError", "UnexpectedTracerError", "UnsupportedNumPyFunction",
+    "ArrayModifiedError", "ConcretizationError", "ConstantConversionError", "TracerError", "UnexpectedTracerError",
+    "UnsupportedNumPyFunction",
     "CustomRuleError",
     # modules
     "ir", "linalg", "runtime", "testing",

@@ -5,8 +5,7 @@ Function (core.py), which print themselves through the printer.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from .frozen import frozen
 from .types import TensorType, type_of
 
 
@@ -23,15 +22,20 @@ class Var:
 
 
 class Literal:
-    """A constant operand. Scalars print by value; arrays print as their type."""
+    """A constant operand. Scalars print by value; arrays print as their type.
+
+    The value is captured when the Literal is made: an array someone else can
+    still write (a user's array a traced function closes over) is copied, and
+    the caller's array keeps its flags (frozen.py).
+    """
 
     __slots__ = ("value", "type")
 
     def __init__(self, value, dtype=None):
-        value = np.asarray(value, dtype=dtype)
+        value = frozen(value, dtype)
         if not value.dtype.isnative:  # its type is native (TensorType), and so its bytes, for code generation
             value = value.astype(value.dtype.newbyteorder("="))
-        value.flags.writeable = False
+            value.flags.writeable = False
         self.value = value
         self.type = type_of(value)
 

@@ -8,8 +8,6 @@ differentiate them again.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .. import ir
 from ..ir.inline import inline
 from ..tracer.tensor import Tensor
@@ -41,9 +39,9 @@ def stage(program, leaves, fname: str):
     atoms = []
     for x, v in zip(leaves, program.source.invars):
         if isinstance(x, Tensor):
-            atoms.append(x._sym.atom if x._sym is not None else ir.Literal(np.array(x._value)))
+            atoms.append(x._sym.atom if x._sym is not None else ir.Literal(x._value))
         else:  # a concrete argument is a constant of the enclosing trace
-            atoms.append(ir.Literal(np.array(x, dtype=v.type.dtype)))
+            atoms.append(ir.Literal(x, v.type.dtype))
     atoms.extend(program.captured)
     outs = inline(program.source, builder, atoms)  # the traced program: derivatives are taken of it
     return program.assemble([Tensor(sym=ir.Sym(a, builder)) for a in outs])

@@ -1,7 +1,8 @@
 """Tensors, Variables, the tape stack, GradientTape, and NumPy dispatch."""
 from . import numpy_dispatch  # noqa: F401  (installs the NumPy protocols on Tensor)
 from .dispatch import bind
-from .errors import (ConcretizationError, ConstantConversionError, TracerError, UnexpectedTracerError,
+from .errors import (ArrayModifiedError, ConcretizationError, ConstantConversionError, TracerError,
+                     UnexpectedTracerError,
                      UnsupportedNumPyFunction)
 from .forward_accumulator import ForwardAccumulator
 from .gradient_tape import GradientTape, UnconnectedGradients

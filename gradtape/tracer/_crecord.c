@@ -8,7 +8,8 @@
  *
  * What stays in Python (recording.py, called from here): everything off the
  * common path. Scalar constants the Literal memo does not hold yet and tensor
- * constants not yet leaves (`_constants`), misses of the type and signature
+ * constants not yet leaves (`_constants`), holding an array its owner can
+ * still write (held_arrays.py's `hold`), misses of the type and signature
  * memos (`_type_of`, `_signature`: the shape rules), and structure entries
  * for ops whose params hold objects (`_structure_entry`). An operand of a
  * class this file does not know (a Tensor subclass other than PendingTensor
@@ -31,7 +32,7 @@
 static PyTypeObject *recording_type, *pending_type, *tensor_type, *variable_type, *ndarray_type, *float64_type;
 static PyObject *signatures_memo, *types_memo, *literals_memo;  /* recording._signatures, _types, _literals */
 static PyObject *py_record, *py_signature, *py_type_of, *constant_kind, *variable_kind, *float64_dtype, *int64_dtype;
-static PyObject *py_watch_integer_variable;
+static PyObject *py_watch_integer_variable, *py_hold;
 
 /* Slot offsets. */
 static Py_ssize_t off_sym, off_value;  /* Tensor._sym, Tensor._value */
@@ -39,6 +40,7 @@ static Py_ssize_t off_version, off_trainable;  /* Variable */
 static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced;  /* PendingTensor */
 static Py_ssize_t off_var_of, off_info, off_structure, off_values, off_leaves, off_deferred;  /* Recording */
 static Py_ssize_t off_versions, off_literals, off_const_of, off_sources, off_variables, off_snapshots;  /* Recording */
+static Py_ssize_t off_held;  /* Recording */
 
 static PyObject *s_constants, *s_input_types, *s_structure_entry;
 static PyObject *s_shape, *s_dtype, *s_kind;
@@ -281,6 +283,38 @@ static PyObject *variables_read(PyObject *args)
             v = a;
         }
         PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* recording.held_operands: `args` (a pending op's operands) with each array in `held` (id ->
+ * Held), or Tensor (not pending) holding one, replaced by its Held; a new list. */
+static PyObject *held_operands(PyObject *held, PyObject *args)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args);
+    PyObject **items = PySequence_Fast_ITEMS(args);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = items[i], *h = NULL;
+        for (int pass = 0; pass < 2 && h == NULL && a != NULL; pass++) {
+            PyObject *key = PyLong_FromVoidPtr(a);
+            if (key == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            h = PyDict_GetItemWithError(held, key);
+            Py_DECREF(key);
+            if (h == NULL && PyErr_Occurred()) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            /* then the array a Tensor holds (a pending one's is not computed yet) */
+            PyTypeObject *cls = Py_TYPE(a);
+            a = pass == 0 && cls != pending_type && PyType_IsSubtype(cls, tensor_type) ? SLOT(a, off_value) : NULL;
+        }
+        PyList_SET_ITEM(out, i, Py_NewRef(h != NULL ? h : items[i]));
     }
     return out;
 }
@@ -571,9 +605,13 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             PyObject *p = new_leaf(rec, items[i], items[i], constant_kind);
             if (p == NULL || set_input(info, inputs, type_ids, i, p) < 0)
                 goto done;
+            PyObject *r = PyObject_CallFunctionObjArgs(py_hold, rec, items[i], op, NULL);
+            if (r == NULL)
+                goto done;
+            Py_DECREF(r);
         }
         if (!plain) {
-            PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, args, inputs, type_ids, NULL);
+            PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, op, args, inputs, type_ids, NULL);
             if (r == NULL)
                 goto done;
             Py_DECREF(r);
@@ -623,6 +661,14 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             pending_args = variables_read(args);
             if (pending_args == NULL)
                 goto done;
+            seen = pending_args;
+        }
+        PyObject *held = SLOT(rec, off_held);
+        if (held != NULL && PyDict_Check(held) && PyDict_GET_SIZE(held) > 0) {  /* checked when computed */
+            PyObject *checked = held_operands(held, seen);
+            if (checked == NULL)
+                goto done;
+            Py_XSETREF(pending_args, checked);
             seen = pending_args;
         }
         result = new_pending(op, seen, params, PyTuple_GET_ITEM(hit, 0));
@@ -733,6 +779,7 @@ static const struct {
     {"float64_dtype", &float64_dtype, ANY},
     {"int64_dtype", &int64_dtype, ANY},
     {"watch_integer_variable", &py_watch_integer_variable, ANY},
+    {"hold", &py_hold, ANY},
 };
 #define N_NEEDED (sizeof(needed) / sizeof(needed[0]))
 
@@ -754,6 +801,7 @@ static const struct {
     {"Recording.versions", &off_versions}, {"Recording.literals", &off_literals},
     {"Recording.const_of", &off_const_of}, {"Recording.sources", &off_sources},
     {"Recording.variables", &off_variables}, {"Recording.snapshots", &off_snapshots},
+    {"Recording.held", &off_held},
 };
 #define N_SLOTS (sizeof(slots) / sizeof(slots[0]))
 

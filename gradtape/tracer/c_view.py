@@ -63,6 +63,7 @@ SLOTS = {
         "sources": (dict, "id(variable) -> [position]: read and extended"),
         "variables": (list, "appended when a variable is first watched"),
         "snapshots": (dict, "position -> array a variable read saw: set"),
+        "held": (dict, "id(array) -> Held (held_arrays.py): its size read, looked up for a pending op's operands"),
     },
 }
 

@@ -218,7 +218,7 @@ def _emit(forward: _Forward, xs):
     """Inside a trace: one custom_vjp equation per output, in the enclosing trace."""
     fwd, bwd, wrt, captured = forward.vjp_parts()
     builder = _enclosing_builder(xs, captured, forward.name)
-    operands = [x._sym.atom if x.is_abstract else ir.Literal(np.array(x._value)) for x in xs]
+    operands = [x._sym.atom if x.is_abstract else ir.Literal(x._value) for x in xs]
     operands += [_variable_operand(v) for v in forward.variables]
     syms = [ir.Sym(a, builder) for a in operands]
     # What f reads from enclosing traces is a constant for its custom gradient.
@@ -235,7 +235,7 @@ def _variable_operand(v: Variable):
     constant (its value now), unless an enclosing custom_gradient function reads it too."""
     reads = active_variable_reads()
     sym = reads.read(v) if reads is not None else None
-    return sym.atom if sym is not None else ir.Literal(np.array(v._value))
+    return sym.atom if sym is not None else ir.Literal(v._value)
 
 
 def _enclosing_builder(xs, captured, name):

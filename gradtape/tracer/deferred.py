@@ -35,10 +35,10 @@ computes everything in one plan.
 
 Operands are read when the value is computed. Variables are safe (an op
 keeps the array the variable held when it ran: assigning replaces the
-array, never mutates it), and so are Tensors (immutable). A NumPy array
-passed to an op is not copied: modifying it in place before the value or
-the gradient is computed changes the result, as it already changes the
-gradient (which reads it when `tape.gradient` runs).
+array, never mutates it), and so are Tensors gradtape made. A NumPy array
+passed to an op is not copied: the recording keeps a fingerprint of it
+(held_arrays.py), and computing the value, or the gradient, raises
+ArrayModifiedError if the array was modified in place in the meantime.
 
 Set GRADTAPE_DEFER_EAGER=0, or `gradtape.tracer.deferred.enabled = False`,
 to compute every op at once.
@@ -50,6 +50,7 @@ import os
 import numpy as np
 
 from ..ir.op import impls
+from .held_arrays import Held
 from .tensor import Tensor
 
 enabled = os.environ.get("GRADTAPE_DEFER_EAGER", "1") != "0"
@@ -105,7 +106,9 @@ def _force(root: PendingTensor):
             stack.extend(waiting)
             continue
         stack.pop()
-        values = [a._value if isinstance(a, Tensor) else a for a in t._args]
+        # A Held is an array its owner may have written since the op was recorded: checked.
+        values = [a._value if isinstance(a, Tensor) else a.checked(t._op) if a.__class__ is Held else a
+                  for a in t._args]
         # The op's NumPy reference; a producer may put a plain callable in its place (a
         # staged function's call runs its compiled program: staging/tape_calls.py).
         t._forced = np.asarray(impls.get(t._op, t._op)(*values, **t._params))

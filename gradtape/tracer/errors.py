@@ -27,6 +27,29 @@ class UnexpectedTracerError(TracerError):
     """
 
 
+class ArrayModifiedError(TracerError, RuntimeError):
+    """A NumPy array that a tape recorded was modified in place before the tape read it again.
+
+    The tape reads the arrays passed to recorded ops when a value or the
+    gradient is computed (held_arrays.py), so the result would have used the
+    new contents. Pass a copy (`a.copy()`), or modify the array only after
+    the gradient is taken.
+
+    Example::
+
+        >>> x = gradtape.constant([1.0, 2.0, 3.0])
+        >>> a = np.array([1.0, 2.0, 3.0])
+        >>> with gradtape.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = gradtape.sum(x * a)
+        >>> a *= 100
+        >>> tape.gradient(y, x)
+        Traceback (most recent call last):
+          ...
+        gradtape.tracer.errors.ArrayModifiedError: GradientTape.gradient: the NumPy array of shape (3,) ...
+    """
+
+
 def leaked(type, name: str) -> UnexpectedTracerError:
     """The error for an abstract tensor of type `type` used after the trace of `name` ended."""
     return UnexpectedTracerError(

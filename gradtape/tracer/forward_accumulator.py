@@ -202,6 +202,8 @@ class ForwardAccumulator:
 
     def _jvps(self, targets) -> list:
         rec = self._tape
+        if rec.held:  # NumPy arrays the ops read: unchanged since (held_arrays.py)
+            rec.check_held("ForwardAccumulator.jvp")
         question = Question(rec, targets, self._primals)
         if not self._primals or all(p is None for p in question.targets):
             return [None] * len(targets)

@@ -288,8 +288,10 @@ class GradientTape:
         if self._tape is None:
             raise RuntimeError(_NON_PERSISTENT_USED)
 
-    def _begin_use(self):
+    def _begin_use(self, what: str):
         self._check_usable()
+        if self._tape.held:  # NumPy arrays the ops read: unchanged since (held_arrays.py)
+            self._tape.check_held(f"GradientTape.{what}")
         if self._recording:
             if not self._persistent:
                 self._pop_tape()
@@ -333,6 +335,8 @@ class GradientTape:
 
         Raises:
           RuntimeError: when called a second time on a non-persistent tape.
+          ArrayModifiedError: a NumPy array passed to a recorded op was modified
+            in place since (the tape reads it now).
           TypeError: if `target` is None or holds something other than Tensors,
             or `sources` holds something other than Tensors and Variables.
           ValueError: for an unknown `unconnected_gradients`, or
@@ -367,6 +371,8 @@ class GradientTape:
                 plan = cached_plan(rec, target if cls is list or cls is tuple else (target,), flat_sources)
                 if plan is not None:
                     # _begin_use, for the case checked above
+                    if rec.held:
+                        rec.check_held("GradientTape.gradient")
                     if tapes:
                         self._pop_tape()
                     if not self._persistent:
@@ -398,7 +404,7 @@ class GradientTape:
                 check_live(t)  # a tensor leaked out of a finished trace was never recorded
         flat_sources = _check_sources(sources)
         seeds = _seeds(flat_targets, output_gradients)
-        rec = self._begin_use()
+        rec = self._begin_use("gradient")
         recorded = [k for k, t in enumerate(flat_targets) if not isinstance(t, Variable)]
         if recorded:
             backward = backward_for(rec, [flat_targets[k] for k in recorded], flat_sources,
@@ -443,6 +449,7 @@ class GradientTape:
         Raises:
           RuntimeError: on a used non-persistent tape, or with
             `experimental_use_pfor=False` on a non-persistent tape (as TensorFlow).
+          ArrayModifiedError: as `gradient`.
           TypeError: if `target` is not a Tensor, or a source is not a Tensor.
 
         Example::
@@ -466,7 +473,7 @@ class GradientTape:
         if not isinstance(target, Tensor):
             raise TypeError(f"GradientTape.jacobian: target must be a Tensor, got {type(target).__name__}")
         flat_sources = _check_sources(sources)
-        rec = self._begin_use()
+        rec = self._begin_use("jacobian")
         if isinstance(target, Variable):  # the variable itself (see `gradient`)
             return tree.unflatten(sources, [_identity_jacobian(target, s, unconnected) for s in flat_sources])
         n = target.size
@@ -530,6 +537,7 @@ class GradientTape:
           ValueError: if the first dimensions of target and source differ.
           RuntimeError: on a used non-persistent tape, or with
             `experimental_use_pfor=False` on a non-persistent tape.
+          ArrayModifiedError: as `gradient`.
 
         Example::
 
@@ -556,7 +564,7 @@ class GradientTape:
                 "batch_jacobian with eager execution enabled and with "
                 "experimental_use_pfor set to False."
             )
-        rec = self._begin_use()
+        rec = self._begin_use("batch_jacobian")
         if isinstance(target, Variable):  # the variable itself (see `gradient`)
             if source is target and ir.is_float(target.dtype):
                 row = int(np.prod(target.shape[1:], dtype=np.int64))

@@ -41,6 +41,7 @@ from .c_view import crecord, pure_python, slot_table
 from .custom_gradient_op import custom_gradient_p
 from .deferred import PendingTensor
 from .function_key import function_key
+from .held_arrays import check, hold
 from .tensor import Tensor
 from .variable import Variable
 
@@ -140,7 +141,7 @@ class Recording:
 
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
-        "versions", "snapshots", "literals", "uncacheable", "deferred", "watched_integers",
+        "versions", "snapshots", "literals", "uncacheable", "deferred", "watched_integers", "held",
         "_vars", "_eqns",
     )
 
@@ -167,6 +168,9 @@ class Recording:
         self.versions = {}  # id(variable) -> its version when its current position was made
         self.snapshots = {}  # position of a variable read -> the array that read saw
         self.literals = {}  # structure key of a scalar operand -> its Literal
+        # id(array) -> Held, for the arrays held here that their owner can still write
+        # (held_arrays.py): checked before they are read again.
+        self.held = {}
         # Why the structure cannot key a cache (a custom_gradient's grad_fn
         # closes over this step's values), or None.
         self.uncacheable = None
@@ -237,6 +241,8 @@ class Recording:
         p = self.const_of.pop(key, None)
         if p is None:
             p = self._leaf(tensor, WATCHED)
+            if tensor.__class__ is not PendingTensor:  # (a pending value is computed by gradtape)
+                hold(self, tensor._value, None)
         self.var_of[key] = p
         self.sources.setdefault(key, []).append(p)
 
@@ -307,13 +313,16 @@ class Recording:
             self.watch_integer_variable(a)  # watched, as in TF, but nothing to differentiate
         return None
 
-    def _constant(self, a: Tensor) -> int:
-        """The leaf of an untracked tensor operand (one per tensor; per value for a Variable)."""
+    def _constant(self, a: Tensor, op) -> int:
+        """The leaf of an untracked tensor operand of `op` (one per tensor; per value for a Variable)."""
         key = id(a)
         p = self.const_of.get(key)
         if p is None or (isinstance(a, Variable) and self.snapshots[p] is not a._value):
-            p = self._leaf(a, VARIABLE if isinstance(a, Variable) else CONSTANT)
+            variable = isinstance(a, Variable)
+            p = self._leaf(a, VARIABLE if variable else CONSTANT)
             self.const_of[key] = p
+            if not variable and a.__class__ is not PendingTensor:
+                hold(self, a._value, op)
         return p
 
     def record(self, op, args, params, result: Tensor | None = None, watch_reads: bool = True):
@@ -354,7 +363,7 @@ class Recording:
         if not tracked:
             return None
         if None in inputs:
-            self._constants(args, inputs, type_ids)
+            self._constants(op, args, inputs, type_ids)
         try:
             hit = _signatures.get((op, *type_ids, *params.items()))
         except TypeError:
@@ -364,6 +373,8 @@ class Recording:
         if result is None:
             if reads_variable:  # the pending op must see the array the variable holds now
                 args = [a._value if isinstance(a, Variable) else a for a in args]
+            if self.held:  # its value is checked when computed
+                args = held_operands(self.held, args)
             result = PendingTensor(op, args, params, hit[0])
             self.deferred = True
         structure = self.structure
@@ -373,16 +384,18 @@ class Recording:
         self.values.append(result)
         return result
 
-    def _constants(self, args, inputs, type_ids):
-        """Fill in `inputs` and `type_ids` (in place) for the untracked operands of an op:
+    def _constants(self, op, args, inputs, type_ids):
+        """Fill in `inputs` and `type_ids` (in place) for the untracked operands of `op`:
         they become leaves (tensors and arrays) or scalar Literals."""
         for i, a in enumerate(args):
             if inputs[i] is not None:
                 continue
             if isinstance(a, Tensor):
-                p = self._constant(a)
+                p = self._constant(a, op)
             else:
                 value = a if isinstance(a, (np.ndarray, np.generic)) else np.asarray(a)
+                if value is a and isinstance(a, np.ndarray):  # the caller's array, read later
+                    hold(self, a, op)
                 if value.ndim == 0:
                     lit, key, type_ids[i] = _literal(value)
                     self.literals[key] = lit
@@ -445,9 +458,17 @@ class Recording:
         for key, version in other.versions.items():
             self.versions.setdefault(key, version)
         self.snapshots.update({p + offset: value for p, value in other.snapshots.items()})
+        for key, h in other.held.items():
+            if self.held.setdefault(key, h) is not h:  # both hold it: both fingerprints are checked
+                self.held[key, id(h)] = h
         self.literals.update(other.literals)
         self.uncacheable = self.uncacheable or other.uncacheable
         self.deferred = self.deferred or other.deferred
+
+    def check_held(self, reader: str) -> None:
+        """Raise ArrayModifiedError if an array this recording holds was modified since it was
+        recorded (held_arrays.py); `reader` names the method about to read them."""
+        check(self.held, reader)
 
     def structure_key(self) -> tuple:
         """The structure as one hashable tuple."""
@@ -468,6 +489,19 @@ class Recording:
         return Tensor(t) if t.__class__ is np.ndarray else t
 
 
+def held_operands(held: dict, args) -> list:
+    """`args` of a pending op with each held array (or Tensor holding one) replaced by its
+    Held, which deferred._force checks before computing. The C recorder does the same."""
+    out = list(args)
+    for i, a in enumerate(out):
+        h = held.get(id(a))
+        if h is None and isinstance(a, Tensor) and a.__class__ is not PendingTensor:
+            h = held.get(id(a._value))
+        if h is not None:
+            out[i] = h
+    return out
+
+
 def in_creation_order(variables: list, watched_integers: dict) -> tuple:
     """A recording's watched Variables (its `variables` and `watched_integers`) in the
     order the variables were created, as TF's GradientTape.watched_variables lists them."""
@@ -482,7 +516,7 @@ def _crecord_names() -> dict:
         Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, ndarray=np.ndarray,
         float64=np.float64, signatures=_signatures, types=_types, literals=_literals, record=Recording.record,
         signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, VARIABLE=VARIABLE, float64_dtype=np.dtype(np.float64),
-        watch_integer_variable=Recording.watch_integer_variable,
+        watch_integer_variable=Recording.watch_integer_variable, hold=hold,
         # Python ints make int64 Literals only where that is NumPy's default integer
         int64_dtype=np.dtype(np.int64) if np.asarray(0).dtype == np.int64 else None)
 

@@ -142,9 +142,9 @@ def result_atom(x):
     if isinstance(x, Tensor):
         if x._sym is not None:
             return check_live(x)._sym.atom
-        return ir.Literal(np.array(x._value))
+        return ir.Literal(x._value)
     if isinstance(x, (np.ndarray, np.generic, int, float, bool)):
-        value = np.array(x)
+        value = np.asarray(x)
         if value.dtype.kind in "fiub":
             return ir.Literal(value)
     return None

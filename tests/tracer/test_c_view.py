@@ -44,7 +44,7 @@ def test_the_extension_refuses_a_declaration_that_is_not_its_own():
     names = recording._crecord_names()
     short = dict(names["slots"])
     del short["Tensor._sym"]
-    with pytest.raises(ValueError, match="has 21 slots, _crecord.c reads 22"):
+    with pytest.raises(ValueError, match="has 22 slots, _crecord.c reads 23"):
         c_view.crecord.setup(dict(names, slots=short))
     renamed = dict(short)
     renamed["Tensor._symbol"] = (Tensor, "_sym")

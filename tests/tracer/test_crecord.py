@@ -21,7 +21,7 @@ from gradtape.ir.ops import elementwise, layout
 from gradtape.tracer.trace import make_ir
 from gradtape.ir.ops.indexing import gather_p
 from gradtape.tracer import _crecord, deferred, dispatch, gradient_tape, recording
-from gradtape.tracer.deferred import PendingTensor
+from gradtape.tracer.deferred import PendingTensor, is_pending
 from gradtape.tracer.recording import Recording, in_creation_order
 
 IMPLEMENTATIONS = {"python": Recording.record, "c": _crecord.record}
@@ -59,6 +59,19 @@ def tensor_constants(w, v):
 def mixed_constants(w, v):  # an array and a scalar untracked in one op: Python makes both, in order
     m = gt.reshape(w[:4], (1, 4)) * M1
     return [gt.where(MASK, m, 0.0), gt.where(MASK, 1.5, m)]
+
+
+HELD = rng.normal(size=5)  # writeable: held for checks (held_arrays.py)
+HELD_0D = np.array(1.5)
+HELD_POSITIVE, HELD_REVERSED = HELD > 0, HELD[::-1]  # a view: held too
+
+
+def held_arrays(w, v):
+    t = gt.asarray(HELD)  # a Tensor over a writeable array
+    return [w * HELD + t,  # the array alone untracked (C's plain path), then the Tensor's
+            w * HELD_0D - HELD,  # a 0-d array: Python's path
+            gt.where(HELD_POSITIVE, w, HELD_REVERSED),
+            t * v, v * t]
 
 
 def variables(w, v):
@@ -105,7 +118,7 @@ def custom(w, v):
     return [square(w) + v]
 
 
-PROGRAMS = [logreg, scalars, tensor_constants, mixed_constants, variables, explicit_watch, params,
+PROGRAMS = [logreg, scalars, tensor_constants, mixed_constants, held_arrays, variables, explicit_watch, params,
             subclass_operand, compiled_call, custom]
 
 
@@ -128,6 +141,8 @@ def run(program, use, impl, persistent=False, watch_accessed_variables=True):
 
 def summary(rec: Recording, outputs):
     """Everything a recording holds, with values as what they are (arrays by identity)."""
+    # what pending ops will read (a Held in a held array's place), before reading values computes them
+    operands = [tuple(type(a).__name__ for a in t._args) for t in rec.values if is_pending(t)]
     values = []
     for t in rec.values:
         if isinstance(t, np.ndarray):
@@ -139,8 +154,10 @@ def summary(rec: Recording, outputs):
     # a custom_gradient's params hold this step's callback: compare its class
     info = [e if len(e) == 2 else e[:4] + ({k: _plain(p) for k, p in e[4].items()},) for e in rec.info]
     watched = [(str(v.dtype), v.shape, v.trainable) for v in in_creation_order(rec.variables, rec.watched_integers)]
+    # the arrays held for checks (held_arrays.py): which, and for which op
+    held = sorted((h.array.shape, str(h.array.dtype), h.op and h.op.name) for h in rec.held.values())
     return (rec.structure, info, values, rec.leaves, positions, snapshots, rec.deferred, rec.uncacheable,
-            sorted(rec.literals), watched)
+            sorted(rec.literals), watched, held, operands)
 
 
 def _watching_w(program):
@@ -170,7 +187,7 @@ def test_c_and_python_record_the_same(program, watch_accessed, use):
     assert got["c"] == got["python"]
     assert len(got["c"][0]) > 2  # the program was recorded at all
     if program is explicit_watch and watch_accessed:
-        assert ("int64", (5,), True) in got["c"][-1]  # the integer variable read was watched
+        assert ("int64", (5,), True) in got["c"][-3]  # the integer variable read was watched
     for a, b in zip(got["c gradients"], got["python gradients"]):
         assert (a is None) == (b is None)
         if a is not None:
