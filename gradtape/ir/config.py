@@ -21,3 +21,8 @@ def _physical_memory() -> int:
 max_array_bytes = int(os.environ.get("GRADTAPE_MAX_ARRAY_BYTES") or _physical_memory())
 
 checks = os.environ.get("GRADTAPE_CHECKS", "0") not in ("", "0", "false", "False")
+
+# Python loops in a traced or recorded Function are written as scans (ir/reroll.py):
+# GRADTAPE_REROLL=0 keeps them unrolled; a loop needs at least reroll_min_trips iterations.
+reroll = os.environ.get("GRADTAPE_REROLL", "1") not in ("", "0", "false", "False")
+reroll_min_trips = int(os.environ.get("GRADTAPE_REROLL_MIN_TRIPS") or 4)
