@@ -27,22 +27,40 @@ VARYING_PARAMS = {slice_p: ("starts", "stops")}
 
 
 def signatures(eqns) -> list:
-    """One int per equation: equal ints for equations a loop body may repeat (see above)."""
+    """One int per equation: equal ints for equations a loop body may repeat (see above).
+
+    The results' types follow from the rest (the op's shape rule), so they are left out;
+    each operand type counts by (shape, dtype), compared in C, looked up once per type object.
+    """
     ids: dict = {}
+    type_ids: dict = {}  # id(TensorType) -> (shape, dtype)
     out = []
-    setdefault = ids.setdefault
+    append = out.append
     for j, e in enumerate(eqns):
         params = e.params
-        left_out = VARYING_PARAMS.get(e.op)
-        if left_out:
-            items = tuple(sorted((k, v) for k, v in params.items() if k not in left_out))
+        if params:
+            left_out = VARYING_PARAMS.get(e.op)
+            if left_out:
+                params = tuple(sorted((k, v) for k, v in params.items() if k not in left_out))
+            else:
+                params = tuple(sorted(params.items()))
         else:
-            items = tuple(sorted(params.items())) if params else ()
-        key = (e.op, items, tuple(a.type for a in e.inputs), tuple(v.type for v in e.outvars))
+            params = ()
+        key = [e.op, params]
+        for a in e.inputs:
+            t = a.type
+            k = type_ids.get(id(t))
+            if k is None:
+                k = type_ids[id(t)] = (t.shape, t.dtype)
+            key.append(k)
+        key = tuple(key)
         try:
-            out.append(setdefault(key, len(ids)))
+            sid = ids.get(key)
+            if sid is None:
+                sid = ids[key] = len(ids)
+            append(sid)
         except TypeError:  # an unhashable param: an equation of its own
-            out.append(-1 - j)
+            append(-1 - j)
     return out
 
 
