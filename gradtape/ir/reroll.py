@@ -25,8 +25,10 @@ scan's constants, `x[i]` slices its scanned inputs, values appended to a list an
 stacked its stacked outputs. A body that holds a loop of its own is re-rolled in
 turn (nested loops), and equal bodies are one Function.
 
-`config.reroll` (GRADTAPE_REROLL=0 turns it off) and `config.reroll_min_trips`
-(GRADTAPE_REROLL_MIN_TRIPS, default 4) set it; with GRADTAPE_LOG=compiles each loop
+`config.reroll` (GRADTAPE_REROLL=0 turns it off), `config.reroll_min_trips`
+(GRADTAPE_REROLL_MIN_TRIPS, default 4) and `config.reroll_min_equations`
+(GRADTAPE_REROLL_MIN_EQUATIONS, default 128: the equations of all a loop's copies,
+those of the loops around it included) set it; with GRADTAPE_LOG=compiles each loop
 it rolls is logged on the `gradtape` logger.
 """
 from __future__ import annotations
@@ -59,7 +61,7 @@ def reroll(fn: Function, where: str = "") -> Function:
       An equivalent Function with the same inputs and outputs; `fn` itself when it
       repeats nothing (or config.reroll is off). Equations nothing reads are dropped.
     """
-    if not config.reroll or len(fn.eqns) < 2 * config.reroll_min_trips:
+    if not config.reroll or len(fn.eqns) < max(2 * config.reroll_min_trips, config.reroll_min_equations):
         return fn
     rolled = []
     out = _rolled(dce(fn), {}, rolled)
@@ -75,20 +77,25 @@ def reroll(fn: Function, where: str = "") -> Function:
     return out
 
 
-def _rolled(fn: Function, memo: dict, rolled: list, depth: int = 0) -> Function:
+def _rolled(fn: Function, memo: dict, rolled: list, depth: int = 0, scale: int = 1) -> Function:
+    """fn re-rolled, `scale` the number of times the program repeats it (the trips of the
+    loops around a body): a loop counts for the equations of all its copies."""
     for _ in range(_MAX_ROUNDS):
-        new = _round(fn, memo, rolled, depth)
+        new = _round(fn, memo, rolled, depth, scale)
         if new is fn:
             break
         fn = new
     return fn
 
 
-def _round(fn: Function, memo: dict, rolled: list, depth: int) -> Function:
+def _round(fn: Function, memo: dict, rolled: list, depth: int, scale: int) -> Function:
     """One pass: every loop found in fn's equations as they are."""
     eqns = fn.eqns
     min_trips = config.reroll_min_trips
-    found = candidates(signatures(eqns), min_trips)
+    min_eqns = -(-config.reroll_min_equations // scale)  # per copy of fn
+    if len(eqns) < min_eqns:
+        return fn
+    found = [c for c in candidates(signatures(eqns), min_trips) if c[1] * c[2] >= min_eqns]
     if not found:
         return fn
     pos = {}
@@ -100,11 +107,13 @@ def _round(fn: Function, memo: dict, rolled: list, depth: int) -> Function:
     for start, period, trips in found:
         for s, k in _free_blocks(used, start, period, trips, min_trips):
             for run in check(eqns, pos, s, period, k, min_trips):
+                if run.trips * period < min_eqns:
+                    continue
                 runs.append(run)
                 used[run.start:run.end] = b"\1" * (run.end - run.start)
     if not runs:
         return fn
-    return _rewrite(fn, runs, memo, rolled, depth)
+    return _rewrite(fn, runs, memo, rolled, depth, scale)
 
 
 def _free_blocks(used, start, period, trips, min_trips):
@@ -120,7 +129,7 @@ def _free_blocks(used, start, period, trips, min_trips):
             yield start + first * period, b - first
 
 
-def _rewrite(fn: Function, runs, memo, rolled, depth) -> Function:
+def _rewrite(fn: Function, runs, memo, rolled, depth, scale) -> Function:
     eqns = fn.eqns
     n = len(eqns)
     last_use = {}
@@ -134,8 +143,8 @@ def _rewrite(fn: Function, runs, memo, rolled, depth) -> Function:
     at = {run.start: run for run in runs}
     w = Writer()
 
-    def finish(body):
-        return _rolled(dce(body), memo, rolled, depth + 1)
+    def finish(body, trips):
+        return _rolled(dce(body), memo, rolled, depth + 1, scale * trips)
 
     j = 0
     while j < n:

@@ -114,7 +114,7 @@ class Writer:
 
     def scan(self, run, eqns, last_use, finish_body, memo) -> Function:
         """Write `run` as one scan (see the module docstring); returns its body.
-        `finish_body(fn)` rewrites a new body (its own loops); `memo` keeps bodies by
+        `finish_body(fn, trips)` rewrites a new body (its own loops); `memo` keeps bodies by
         structure, so that equal loops (an inner loop at each outer iteration) share one."""
         s, p, k = run.start, run.period, run.trips
         final = {src: c for c, src in enumerate(run.carries)}
@@ -217,9 +217,9 @@ def _body(run, eqns, ys, xs_types, finish_body, memo) -> Function:
         key = tuple(key)
         hit = memo.get(key)
     except TypeError:  # an unhashable param: no sharing
-        return finish_body(fn)
+        return finish_body(fn, run.trips)
     if hit is None:
-        hit = memo[key] = finish_body(fn)
+        hit = memo[key] = finish_body(fn, run.trips)
     return hit
 
 

@@ -6,17 +6,20 @@ left out (a slice's starts and stops: `x[i]`). Which operands an equation reads 
 not part of it: that is for reroll_check.py to compare, block by block.
 
 A loop of a p-equation body repeated k times is a stretch where the signature at j
-equals the one at j - p. Candidate periods are the gaps between an equation and the
-previous one of the same signature (a signature used once in the body repeats
-exactly p later); for each gap seen often enough, the stretches where the sequence
-repeats with that period are found by extending from the positions that had the
-gap, each position read once per period tried. So the search costs about n times
+equals the one at j - p. Candidate periods are the gaps between a window of
+signatures and the previous equal window, for windows of 1, 16, 256 and 4,096
+equations (a signature used once in the body repeats exactly p later; a window as
+long as the body does even when every signature in it recurs); for each gap seen
+often enough, one comparison of the sequence with itself shifted by the gap gives
+its stretches. Everything is a vector operation on the n signatures, about n times
 the number of distinct gaps, never n² comparisons of equations.
 
     signatures:  a b c d  a b c d  a b c d  a b c d  e      (p = 4, k = 4)
     candidates:  [(start 0, period 4, trips 4)]
 """
 from __future__ import annotations
+
+import numpy as np
 
 from .core import Literal
 from .ops.indexing import slice_p
@@ -67,34 +70,54 @@ def signatures(eqns) -> list:
 def candidates(seq, min_trips: int) -> list:
     """(start, period, trips) of each maximal stretch of `seq` repeating with some period at
     least `min_trips` times, largest first (by equations covered, then shorter period)."""
-    n = len(seq)
-    last: dict = {}
-    by_gap: dict = {}
-    for j, s in enumerate(seq):
-        i = last.get(s)
-        if i is not None and s >= 0:
-            by_gap.setdefault(j - i, []).append(j)
-        last[s] = j
+    ids = np.asarray(seq, dtype=np.int64)
     found = []
-    for p, positions in by_gap.items():
-        if len(positions) < min_trips - 1:
-            continue
-        covered = -1
-        for j in positions:
-            if j <= covered:
-                continue
-            a = j
-            while a - 1 - p >= 0 and seq[a - 1] == seq[a - 1 - p] and seq[a - 1] >= 0:
-                a -= 1
-            b = j
-            while b + 1 < n and seq[b + 1] == seq[b + 1 - p] and seq[b + 1] >= 0:
-                b += 1
-            covered = b
-            trips = (b - a + 1 + p) // p  # the stretch a-p .. b repeats with period p
-            if trips >= min_trips:
-                found.append((a - p, p, trips))
+    for p in _periods(ids, min_trips):
+        # match[t] says seq[t + p] == seq[t]; a stretch of (min_trips - 1) p matches from t = a
+        # is a repeat of seq[a .. a + p - 1]
+        match = (ids[p:] == ids[:-p]) & (ids[p:] >= 0)
+        edges = np.diff(np.concatenate(([0], match.view(np.int8), [0])))
+        starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        long = stops - starts >= (min_trips - 1) * p
+        for a, length in zip(starts[long].tolist(), (stops - starts)[long].tolist()):
+            found.append((a, p, (length + p) // p))
     found.sort(key=lambda c: (-c[1] * c[2], c[1], c[0]))
     return found
+
+
+# Window lengths whose repeats give candidate periods. With windows of one equation, a
+# body where every signature recurs (an inner loop: `m a t m a t m a t M`) shows only the
+# inner gaps; a window as long as the body repeats only with the body's period.
+_WINDOWS = (1, 16, 256, 4096)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _periods(ids, min_trips) -> list:
+    """The gaps p at which a window of signatures recurs at least min_trips - 1 times. A window
+    is hashed (the sum of its signatures' pseudo-random weights, and of the weights times their
+    place in it, modulo 2**64): equal windows hash alike, and a collision only proposes a
+    period that `candidates` then finds no stretch for."""
+    n = len(ids)
+    with np.errstate(over="ignore"):
+        w = (ids.astype(np.uint64) + np.uint64(n)) * _MIX
+        w ^= w >> np.uint64(29)
+        w *= _MIX
+        s1 = np.concatenate(([np.uint64(0)], np.cumsum(w, dtype=np.uint64)))
+        s2 = np.concatenate(([np.uint64(0)], np.cumsum(w * np.arange(n, dtype=np.uint64), dtype=np.uint64)))
+        gaps = []
+        for length in _WINDOWS:
+            if length * min_trips > n:
+                break
+            a = np.arange(n - length + 1, dtype=np.uint64)
+            total = s1[length:] - s1[:-length]
+            window = (s2[length:] - s2[:-length] - a * total) * _MIX + total
+            order = np.argsort(window, kind="stable")
+            same = window[order[1:]] == window[order[:-1]]
+            gaps.append(order[1:][same] - order[:-1][same])
+    if not gaps:
+        return []
+    periods, counts = np.unique(np.concatenate(gaps), return_counts=True)
+    return periods[counts >= min_trips - 1].tolist()
 
 
 def same_literal(a: Literal, b: Literal) -> bool:

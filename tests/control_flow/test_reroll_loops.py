@@ -17,6 +17,12 @@ XS = RNG.normal(size=(12, 3))
 ARGS = (H, W, U, XS)
 
 
+@pytest.fixture(autouse=True)
+def small_loops_too(monkeypatch):
+    """Loops of any size are rolled here (by default only those of 128 equations or more)."""
+    monkeypatch.setattr(ir.config, "reroll_min_equations", 0)
+
+
 def rnn_loss(h, w, u, xs):
     states = []
     for i in range(xs.shape[0]):

@@ -20,6 +20,12 @@ B = RNG.normal(size=4) * 0.1
 XS = RNG.normal(size=(9, 3))
 
 
+@pytest.fixture(autouse=True)
+def small_loops_too(monkeypatch):
+    """Loops of any size are rolled here (by default only those of 128 equations or more)."""
+    monkeypatch.setattr(ir.config, "reroll_min_equations", 0)
+
+
 def recurrence(x):
     for _ in range(12):
         x = x * 1.01 + 0.1 * gt.tanh(x) - 0.01 * gt.exp(x)
@@ -263,7 +269,7 @@ def test_the_reverse_mode_of_the_loop_gives_the_unrolled_gradient():
         np.testing.assert_allclose(b, a, rtol=1e-13, atol=1e-15)
 
 
-def test_off_and_min_trips(monkeypatch):
+def test_off_min_trips_and_min_equations(monkeypatch):
     fn, _, _ = rolled("recurrence")
     monkeypatch.setattr(ir.config, "reroll", False)
     assert reroll(fn) is fn
@@ -272,6 +278,30 @@ def test_off_and_min_trips(monkeypatch):
     assert reroll(fn) is fn
     monkeypatch.setattr(ir.config, "reroll_min_trips", 12)
     assert scans(reroll(fn)) == 1
+    per_step = len(fn.eqns) // 12
+    monkeypatch.setattr(ir.config, "reroll_min_equations", 12 * per_step + 1)
+    assert reroll(fn) is fn
+    monkeypatch.setattr(ir.config, "reroll_min_equations", 12 * per_step)
+    assert scans(reroll(fn)) == 1
+
+
+def test_by_default_a_loop_of_fewer_than_128_equations_stays_unrolled(monkeypatch):
+    monkeypatch.undo()
+    assert ir.config.reroll_min_equations == 128
+    x = np.linspace(-1, 1, 16)
+    short = gt.make_ir(chain, x)   # 100 equations
+    assert reroll(short) is short
+    longer = gt.make_ir(lambda x: chain(chain(x)), x)
+    assert scans(reroll(longer)) == 1
+    # 8 x (5 x 3 + 1) = 128 equations: the outer loop is rolled; its inner one, 8 x 5 x 3 = 120
+    # equations in all its copies, stays unrolled in the body.
+    def nest(x):
+        for _ in range(8):
+            for _ in range(5):
+                x = gt.tanh(x * 0.9 + 0.3)
+            x = x * 1.1
+        return x
+    assert scans(reroll(gt.make_ir(nest, x))) == 1
 
 
 def test_the_log_says_what_was_rolled(caplog):

@@ -2,6 +2,7 @@
 the adjoint (ir/reroll.py), reads the rows of a constant as one stacked input, and gives the
 unrolled plan's gradients, to second order with nested tapes."""
 import numpy as np
+import pytest
 
 import gradtape as gt
 from gradtape import ir
@@ -12,6 +13,12 @@ H = RNG.normal(size=4) * 0.5
 W = RNG.normal(size=(4, 4)) * 0.4
 U = RNG.normal(size=(4, 3)) * 0.4
 XS = RNG.normal(size=(10, 3))
+
+
+@pytest.fixture(autouse=True)
+def small_loops_too(monkeypatch):
+    """Loops of any size are rolled here (by default only those of 128 equations or more)."""
+    monkeypatch.setattr(ir.config, "reroll_min_equations", 0)
 
 
 def rnn_loss(h, w, u, xs):
