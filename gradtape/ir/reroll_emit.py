@@ -116,19 +116,22 @@ class Writer:
         """Write `run` as one scan (see the module docstring); returns its body.
         `finish_body(fn, trips)` rewrites a new body (its own loops); `memo` keeps bodies by
         structure, so that equal loops (an inner loop at each outer iteration) share one."""
-        s, p, k = run.start, run.period, run.trips
-        final = {src: c for c, src in enumerate(run.carries)}
-        ys, y_index, reads = [], {}, []
-        for r in range(p):
-            for o in range(len(eqns[s + r].outvars)):
-                is_carry = (r, o) in final
-                for b in range(k):
-                    v = eqns[s + b * p + r].outvars[o]
-                    if last_use.get(v, -1) >= run.end and not (is_carry and b == k - 1):
-                        if (r, o) not in y_index:
-                            y_index[(r, o)] = len(ys)
-                            ys.append((r, o))
-                        reads.append((b, y_index[(r, o)], v))
+        s, p, k, end = run.start, run.period, run.trips, run.end
+        final = set(run.carries)
+        late = []  # (iteration, r, o, Var) of each value read after the loop
+        read_at = last_use.get
+        for j in range(s, end):
+            for o, v in enumerate(eqns[j].outvars):
+                if read_at(v, -1) >= end:
+                    b, r = divmod(j - s, p)
+                    if not (b == k - 1 and (r, o) in final):
+                        late.append((b, r, o, v))
+        y_index = {}
+        for _, r, o, _ in late:
+            y_index.setdefault((r, o), None)
+        ys = sorted(y_index)
+        y_index = {y: i for i, y in enumerate(ys)}
+        reads = [(b, y_index[(r, o)], v) for b, r, o, v in late]
         xs = [self._stacked(run, eqns, x) for x in run.xs]
         body = _body(run, eqns, ys, [a.type for a in xs], finish_body, memo)
         operands = [self.atom(a) for a in run.inits] + xs + [self.atom(a) for a in run.consts]
