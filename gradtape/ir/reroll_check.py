@@ -22,13 +22,19 @@ blocks is one of:
   a constant or loaded (add, sub, mul, div, maximum, minimum): a scanned input holding
   the k values;
 
-and every param that varies is a slice whose start moves by the same step along one
-axis, with one element along it (`x[i]`, `x[:, 2 * i]`), of a value defined before
-the loop: the slice is taken of every iteration at once before the loop and
-scanned. Anything else (a slice of a varying width, a param that is not a slice's,
-a literal of pow) keeps those iterations unrolled.
+and every param that varies is a slice's start along one axis. Of a value defined
+before the loop, the slices of every iteration are taken at once before it and
+scanned: one slice when the start moves by a constant step and the slice is one
+element wide (`x[i]`, `x[:, 2 * i]`, `reversed`), else a gather of each iteration's
+indices (windows `x[i:i + 3]`, `x[i * i]`). Of a value computed in the loop (`h[i]` of
+a carry), the slice becomes a gather whose indices are a scanned input. Anything else
+(slices moving along two axes, a gather along one axis of a slice of the others, a
+param that is not a slice's start, a varying literal of pow) keeps those iterations
+unrolled.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from .core import Literal
 from .ops.elementwise import add_p, div_p, maximum_p, minimum_p, mul_p, sub_p
@@ -52,17 +58,20 @@ class Run:
       ("xs", i) the iteration's slice of xs[i]; ("lit", L) the Literal L.
     hoisted: body equations taken out of the loop (slices of every iteration at once):
       r -> the xs holding their results.
+    gathered: slices of a value of the body whose start moves, written as a gather of the
+      iteration's indices: r -> (axis, the xs holding the indices).
     carries: the (r, o) each carry is the output of; inits: their values entering the loop.
     consts: the atoms read by every iteration.
-    xs: per scanned input, ("rows", r) the results of hoisted equation r, ("stack", atoms)
-      one Var per iteration, or ("literals", literals) one Literal per iteration.
+    xs: per scanned input, ("slices", r, axis, indices) the results of hoisted equation r,
+      which takes `indices[i]` along `axis` at iteration i; ("stack", atoms) one Var per
+      iteration; or ("literals", literals) one Literal per iteration.
     """
 
-    __slots__ = ("start", "period", "trips", "slots", "hoisted", "carries", "inits", "consts", "xs")
+    __slots__ = ("start", "period", "trips", "slots", "hoisted", "gathered", "carries", "inits", "consts", "xs")
 
     def __init__(self, start, period, trips):
         self.start, self.period, self.trips = start, period, trips
-        self.slots, self.hoisted = [], {}
+        self.slots, self.hoisted, self.gathered = [], {}, {}
         self.carries, self.inits, self.consts, self.xs = [], [], [], []
 
     @property
@@ -194,8 +203,9 @@ def _regroup(eqns, base, period, kinds) -> list:
 
 
 def _hoist(eqns, at, run, slots) -> bool:
-    """Mark the varying-param equations as hoisted (slices of a constant, moving linearly); False
-    when a param varies some other way."""
+    """Decide what becomes of each slice whose params vary: taken of every iteration at once
+    before the loop when it slices a value of before the loop (`hoisted`), else a gather of
+    the iteration's indices in the body (`gathered`). False when a param varies another way."""
     for r in range(run.period):
         op = eqns[at[0] + r].op
         names = VARYING_PARAMS.get(op)
@@ -204,29 +214,37 @@ def _hoist(eqns, at, run, slots) -> bool:
         params = [eqns[j + r].params for j in at]
         if all(p == params[0] for p in params):
             continue
-        if op is not slice_p or slots[r][0][0] not in ("const", "lit") or _moving_axis(params, eqns[at[0] + r]) is None:
+        moving = _moving_axis(params) if op is slice_p else None
+        if moving is None:
             return False
-        run.hoisted[r] = None  # numbered in _number
+        axis, firsts = moving
+        width = eqns[at[0] + r].outvars[0].type.shape[axis]
+        step = params[0]["steps"][axis]
+        indices = [[f + step * i for i in range(width)] for f in firsts]
+        if slots[r][0][0] in ("const", "lit"):
+            run.hoisted[r] = (axis, indices)
+            continue
+        shape = eqns[at[0] + r].inputs[0].type.shape
+        p0 = params[0]
+        if any((p0["starts"][a], p0["stops"][a], p0["steps"][a]) != (0, shape[a], 1)
+               for a in range(len(shape)) if a != axis):
+            return False  # a gather along one axis and a slice of the others: not one equation
+        run.gathered[r] = (axis, indices)
     return True
 
 
-def _moving_axis(params, eqn):
-    """(axis, step) when only the start of one axis moves, by a constant step, one element wide."""
+def _moving_axis(params):
+    """(axis, the start of each iteration) when the slices differ only in where they start along
+    one axis (their width and steps are the same: part of the signature)."""
     starts0, stops0 = params[0]["starts"], params[0]["stops"]
-    moving = [d for d in range(len(starts0)) if params[1]["starts"][d] != starts0[d]]
+    moving = [d for d in range(len(starts0)) if any(p["starts"][d] != starts0[d] for p in params)]
     if len(moving) != 1:
         return None
     d = moving[0]
-    if eqn.outvars[0].type.shape[d] != 1:
-        return None
-    step = params[1]["starts"][d] - starts0[d]
-    for b, p in enumerate(params):
-        s, e = p["starts"], p["stops"]
-        if s[d] != starts0[d] + b * step or e[d] != s[d] + 1:
+    for p in params:
+        if any(p["starts"][a] != starts0[a] or p["stops"][a] != stops0[a] for a in range(len(starts0)) if a != d):
             return None
-        if any(s[a] != starts0[a] or e[a] != stops0[a] for a in range(len(s)) if a != d):
-            return None
-    return d, step
+    return d, [p["starts"][d] for p in params]
 
 
 def _number(eqns, base, run, slots) -> bool:
@@ -234,11 +252,16 @@ def _number(eqns, base, run, slots) -> bool:
     const_index: dict = {}
     for r in range(run.period):
         if r in run.hoisted:
+            axis, indices = run.hoisted[r]
             run.hoisted[r] = len(run.xs)
-            run.xs.append(("rows", r))
+            run.xs.append(("slices", r, axis, indices))
             run.slots.append(None)
             continue
         out = []
+        if r in run.gathered:
+            axis, indices = run.gathered[r]
+            run.gathered[r] = (axis, len(run.xs))
+            run.xs.append(("literals", [Literal(np.array(i, np.int64)) for i in indices]))
         for q, kind in enumerate(slots[r]):
             tag = kind[0]
             if tag == "in":

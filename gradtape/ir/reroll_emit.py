@@ -20,7 +20,7 @@ import numpy as np
 
 from .builder import Builder, Sym
 from .core import Eqn, Function, Literal, Var
-from .ops.indexing import concatenate_p, normalize_slice_params, slice, slice_p
+from .ops.indexing import concatenate_p, gather, gather_p, normalize_slice_params, slice, slice_p
 from .ops.layout import reshape, reshape_p, transpose
 from .ops.loops import scan_p
 from .types import TensorType
@@ -164,15 +164,20 @@ class Writer:
             if not self.join(joined):
                 self.out.append(joined)
             return self.atom(joined.outvars[0])
-        first, second = eqns[s + x[1]], eqns[s + p + x[1]]
-        starts, stops, steps = (list(first.params[n]) for n in ("starts", "stops", "steps"))
-        d = next(a for a in range(len(starts)) if second.params["starts"][a] != starts[a])
-        step = second.params["starts"][d] - starts[d]
-        stops[d], steps[d] = starts[d] + k * step, step
+        _, r, axis, indices = x
+        first = eqns[s + r]
         base = Sym(self.atom(first.inputs[0]), self.builder)
-        every = slice(base, starts, stops, steps)
-        if d:
-            every = transpose(every, (d,) + tuple(a for a in range(every.ndim) if a != d))
+        starts, stops, steps = (list(first.params[n]) for n in ("starts", "stops", "steps"))
+        step = indices[1][0] - indices[0][0]
+        if len(indices[0]) == 1 and step and all(i[0] == indices[0][0] + b * step for b, i in enumerate(indices)):
+            # x[i] with i moving by a constant step: one slice of every iteration's rows
+            stops[axis], steps[axis] = starts[axis] + k * step, step
+            every = slice(base, starts, stops, steps)
+        else:  # windows, or starts that do not move linearly: the other axes' slice, then a gather
+            starts[axis], stops[axis], steps[axis] = 0, base.shape[axis], 1
+            every = gather(slice(base, starts, stops, steps), Sym(Literal(np.array(indices, np.int64)), self.builder), axis)
+        if axis:
+            every = transpose(every, (axis,) + tuple(a for a in range(every.ndim) if a != axis))
         return reshape(every, (k,) + first.outvars[0].type.shape).atom
 
 
@@ -197,6 +202,10 @@ def _body(run, eqns, ys, xs_types, finish_body, memo) -> Function:
             env[(r, 0)] = xs_in[run.hoisted[r]]
             key.append(("hoisted", run.hoisted[r]))
             continue
+        op, params = e.op, e.params
+        if r in run.gathered:  # a slice whose start moves: a gather of the iteration's indices
+            axis, x = run.gathered[r]
+            op, params = gather_p, {"axis": axis}
         ins = []
         for slot in run.slots[r]:
             tag = slot[0]
@@ -210,11 +219,13 @@ def _body(run, eqns, ys, xs_types, finish_body, memo) -> Function:
                 ins.append(xs_in[slot[1]])
             else:
                 ins.append(slot[1])
+        if op is gather_p:
+            ins.append(xs_in[x])
         outs = [Var(v.type) for v in e.outvars]
         for o, v in enumerate(outs):
             env[(r, o)] = v
-        body_eqns.append(Eqn(e.op, ins, e.params, outs))
-        key.append((e.op, tuple(sorted(e.params.items())), tuple(_slot_key(slot) for slot in run.slots[r])))
+        body_eqns.append(Eqn(op, ins, params, outs))
+        key.append((op, tuple(sorted(params.items())), tuple(_slot_key(slot) for slot in run.slots[r])))
     fn = Function(carry_in + xs_in + const_in, body_eqns, [env[c] for c in run.carries] + [env[y] for y in ys])
     try:
         key = tuple(key)

@@ -234,10 +234,17 @@ def pow_of_a_varying_exponent(x):
     return gt.sum(x)
 
 
-def window(h, xs):
-    for i in range(xs.shape[0] - 2):
-        h = gt.tanh(h * 0.5 + gt.sum(xs[i:i + 3], axis=0))
-    return gt.sum(h)
+def two_back(x):
+    a, b = x, x * 0.5
+    for _ in range(8):
+        a, b = b, gt.tanh(a + b)
+    return b
+
+
+def diagonal(x):
+    for i in range(6):
+        x = x + gt.tanh(x[i:i + 1, i:i + 1])
+    return x
 
 
 def three_steps(x):
@@ -246,12 +253,43 @@ def three_steps(x):
     return x
 
 
-@pytest.mark.parametrize("f, args", [(pow_of_a_varying_exponent, (X,)),
-                                     (window, (X, np.arange(60.0).reshape(12, 5) / 35)),
-                                     (three_steps, (X,))])
+@pytest.mark.parametrize("f, args", [(pow_of_a_varying_exponent, (X,)), (two_back, (X,)),
+                                     (diagonal, (np.eye(6),)), (three_steps, (X,))])
 def test_what_is_not_rolled_stays_as_it_was(f, args):
     fn = gt.make_ir(f, *args)
     assert reroll(fn) is fn
+
+
+def window(h, xs):
+    for i in range(xs.shape[0] - 2):
+        h = gt.tanh(h * 0.5 + gt.sum(xs[i:i + 3], axis=0))
+    return h
+
+
+def carried_index(h):
+    for i in range(5):
+        h = h + gt.tanh(h[i])
+    return h
+
+
+def squared_index(h, xs):
+    for i in range(4):
+        h = gt.tanh(h * 0.5 + xs[:, i * i])
+    return h
+
+
+@pytest.mark.parametrize("f, args, where", [
+    (window, (X, np.arange(60.0).reshape(12, 5) / 35), "gather[axis=0] b const<i64[10,3]>"),
+    (carried_index, (X,), "gather[axis=0] a b"),
+    (squared_index, (X, np.arange(85.0).reshape(5, 17) / 40), "gather[axis=1] b const<i64[4,1]>")])
+def test_slices_whose_start_is_not_a_row_moving_by_a_step_are_gathers(f, args, where):
+    fn = gt.make_ir(f, *args)
+    r = reroll(fn)
+    assert scans(r) == 1 and where in str(r), r.pretty()
+    args = [np.asarray(a, np.float64) for a in args]
+    assert_same_bits(ir.eval_function(r, args), ir.eval_function(fn, args))
+    assert_same_bits(compile_function(r)(*args), compile_function(fn)(*args))
+    check_function_grads(r, args, order=2)
 
 
 @pytest.mark.parametrize("name", ["recurrence", "rnn", "rk4", "nested", "varying_squares", "last_differs"])
