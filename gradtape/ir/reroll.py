@@ -70,10 +70,10 @@ def reroll(fn: Function, where: str = "") -> Function:
     if config.checks:
         verify(out)
     if logger.isEnabledFor(logging.INFO):
-        for k, p, start, depth, body in rolled:
-            logger.info("reroll %s: %s%d iterations of %d equations (from equation %d) -> one scan of a "
-                        "%d-equation body", where or "function", "inner loop: " * bool(depth), k, p, start,
-                        len(body.eqns))
+        for k, p, start, n, depth, body in rolled:
+            logger.info("reroll %s: %s%d iterations of %d equations (equations %d to %d of %d) -> one scan of "
+                        "a %d-equation body", where or "function", "inner loop: " * bool(depth), k, p, start,
+                        start + k * p - 1, n, len(body.eqns))
     return out
 
 
@@ -154,6 +154,6 @@ def _rewrite(fn: Function, runs, memo, rolled, depth, scale) -> Function:
             j += 1
             continue
         body = w.scan(run, eqns, last_use, finish, memo)
-        rolled.append((run.trips, run.period, run.start, depth, body))
+        rolled.append((run.trips, run.period, run.start, n, depth, body))
         j = run.end
     return dce(Function(fn.invars, w.out, [w.atom(v) for v in fn.outvars]))
