@@ -128,13 +128,14 @@ def _problem(gt, np, case, n):
     return f, args, case == "lstm-tape"
 
 
-def measure(case: str, n: int, repeat: int, **env) -> dict:
+def measure(case: str, n: int, repeat: int, **settings) -> dict:
     """The fastest of `repeat` fresh processes (by CPU time), with these environment settings."""
     best = None
     for _ in range(repeat):
-        env = dict(os.environ, GRADTAPE_CACHE_DIR=tempfile.mkdtemp(prefix="gradtape-bench-"), **env)
-        out = subprocess.run([sys.executable, __file__, "--child", case, str(n)], env=env,
-                             capture_output=True, text=True, check=True)
+        with tempfile.TemporaryDirectory(prefix="gradtape-bench-") as cache:
+            env = dict(os.environ, GRADTAPE_CACHE_DIR=cache, **settings)
+            out = subprocess.run([sys.executable, __file__, "--child", case, str(n)], env=env,
+                                 capture_output=True, text=True, check=True)
         got = json.loads(out.stdout.strip().splitlines()[-1])
         if best is None or got["cpu"] < best["cpu"]:
             best = got
