@@ -10,7 +10,7 @@ the best of `--repeat` processes, in CPU seconds and wall seconds:
           the same chain as a gt.scan of 25 steps of its 4 ops (target: loop /
           scan <= 1.3), and as it is by default: 100 equations, under the 128
           a loop needs to be rolled, so unrolled
-  rk4     value_and_grad of bench/control_flow.py's RK4 loop (1,000 steps, 16
+  rk4     the gradient of bench/control_flow.py's RK4 loop (1,000 steps, 16
           states) as a Python loop against its gt.scan version (<= 1.3)
   lstm    ADBench's LSTM objective (bench/lstm_objective.py: 2 layers, hidden
           16, written with Python loops) differentiated staged (`gt.grad`) and
@@ -19,12 +19,14 @@ the best of `--repeat` processes, in CPU seconds and wall seconds:
           compile at 4,096 within 1.3x of 256), and the gt.scan version at 1,024
 
 For the LSTM, `trace` is tracing the Python program (staged) or recording it
-(tape), `reroll` the pass, `compile` the rest of the first call (transform,
-code generation, LLVM, the run): what depends on the loop body, not on its
-length. Then the run time of W7's gradient, rolled against unrolled (the default),
+(tape; `to IR` then makes the recording's equations), `reroll` the pass,
+`compile` the rest of the first call (the adjoint, the optimizer, code
+generation, LLVM, the run, and on a tape the plan's bookkeeping), of which
+`backend` is code generation and LLVM (wall time of the compile's stages):
+what should depend on the loop body, not on its length. Then the run time of W7's gradient, rolled against unrolled (the default),
 in this process (interleaved rounds, thread time).
 
-    python bench/loop_reroll.py [--repeat 2] [--lengths 256 1024 4096]
+    python bench/loop_reroll.py [--repeat 2] [--lengths 256 1024 4096] [--only w7|rk4|lstm-staged|lstm-tape|run]
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ def child(case: str, n: int):
     import gradtape as gt
     from gradtape.ir import reroll as reroll_module
     from gradtape.staging import staged
-    from gradtape.tracer import backward, backward_plan
+    from gradtape.tracer import backward, backward_cache, backward_plan
 
     spent = {"reroll": 0.0}
     original = reroll_module.reroll
@@ -72,7 +74,10 @@ def child(case: str, n: int):
         with gt.GradientTape() as t:
             y = f(*vars_, *[gt.constant(a) for a in args[2:]])
         spent["trace"] = time.process_time() - cpu
+        t._tape.eqns  # the recording as IR equations (kept by the recording), at its length's cost
+        spent["to_ir"] = time.process_time() - cpu - spent["trace"]
         [np.asarray(g) for g in t.gradient(y, vars_)]
+        compiled = backward_cache._recent[1]._compiled
     else:
         program = gt.grad(f, argnums=(0, 1))
         traced = staged.trace_call
@@ -85,9 +90,12 @@ def child(case: str, n: int):
 
         staged.trace_call = timed_trace
         [np.asarray(g) for g in program(*args)]
+        compiled = program.programs()[0][1].compiled
     spent["cpu"] = time.process_time() - cpu
     spent["wall"] = time.perf_counter() - wall
-    spent["compile"] = spent["cpu"] - spent.get("trace", 0.0) - spent["reroll"]
+    spent["compile"] = spent["cpu"] - spent.get("trace", 0.0) - spent.get("to_ir", 0.0) - spent["reroll"]
+    # code generation and LLVM alone (wall seconds of the compile's stages)
+    spent["backend"] = sum(compiled.compile_stages.values())
     print(json.dumps(spent))
 
 
@@ -146,7 +154,9 @@ def measure(case: str, n: int, repeat: int, **settings) -> dict:
 
 def row(name, m, base=None):
     ratio = f"{m['cpu'] / base['cpu']:6.2f}x" if base else ""
-    parts = f"trace {m.get('trace', 0.0):6.2f}  reroll {m['reroll']:5.2f}  compile {m['compile']:6.2f}"
+    to_ir = f"  to IR {m['to_ir']:5.2f}" if "to_ir" in m else ""
+    parts = (f"trace {m.get('trace', 0.0):6.2f}{to_ir}  reroll {m['reroll']:5.2f}  compile {m['compile']:6.2f}"
+             f" (backend {m['backend']:5.2f} wall)")
     print(f"  {name:34s} cpu {m['cpu']:7.2f} s  wall {m['wall']:7.2f} s  [{parts}]  {ratio}")
 
 
@@ -173,10 +183,41 @@ def run_time():
           f" ({best['rolled'] / best['unrolled']:.2f}x)")
 
 
+def w7(r):
+    print("W7 chain, 100 ops, 256 values:")
+    scan = measure("w7-scan", 0, r)
+    row("gt.scan (25 x 4 ops)", scan)
+    row("Python loop, re-rolled", measure("w7", 0, r, GRADTAPE_REROLL_MIN_EQUATIONS="0"), scan)
+    row("Python loop (default: < 128, unrolled)", measure("w7", 0, r), scan)
+
+
+def rk4(r):
+    print("RK4, 1,000 steps, 16 states, gradient:")
+    scan = measure("rk4-scan", 1000, r)
+    row("gt.scan", scan)
+    row("Python loop, re-rolled", measure("rk4", 1000, r), scan)
+
+
+def lstm(r, lengths, kinds):
+    print("ADBench LSTM, 2 layers, hidden 16 (gradient of main and extra):")
+    scan = measure("lstm-scan", 1024, r)
+    row("gt.scan, 1,024 characters", scan)
+    for kind in kinds:
+        first = None
+        for n in lengths:
+            m = measure("lstm" if kind == "staged" else "lstm-tape", n, r)
+            first = first or m
+            row(f"{kind} Python loop, {n:,} characters", m)
+            if n != lengths[0]:
+                print(f"    at {n:,} / at {lengths[0]:,} characters: compile {m['compile'] / first['compile']:.2f}x,"
+                      f" backend {m['backend'] / first['backend']:.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--lengths", type=int, nargs="+", default=[256, 1024, 4096])
+    ap.add_argument("--only", choices=["w7", "rk4", "lstm-staged", "lstm-tape", "run"])
     ap.add_argument("--child", nargs=2)
     a = ap.parse_args()
     if a.child:
@@ -184,28 +225,14 @@ def main():
         return
     r = a.repeat
     print("first call of a gradient, cold, fresh process (best of %d); ratios of CPU time" % r)
-    print("W7 chain, 100 ops, 256 values:")
-    scan = measure("w7-scan", 0, r)
-    row("gt.scan (25 x 4 ops)", scan)
-    row("Python loop, re-rolled", measure("w7", 0, r, GRADTAPE_REROLL_MIN_EQUATIONS="0"), scan)
-    row("Python loop (default: < 128, unrolled)", measure("w7", 0, r), scan)
-    print("RK4, 1,000 steps, 16 states, value_and_grad:")
-    scan = measure("rk4-scan", 1000, r)
-    row("gt.scan", scan)
-    row("Python loop, re-rolled", measure("rk4", 1000, r), scan)
-    print("ADBench LSTM, 2 layers, hidden 16 (gradient of main and extra):")
-    scan = measure("lstm-scan", 1024, r)
-    row("gt.scan, 1,024 characters", scan)
-    for kind in ("staged", "tape"):
-        first = None
-        for n in a.lengths:
-            m = measure("lstm" if kind == "staged" else "lstm-tape", n, r)
-            first = first or m
-            row(f"{kind} Python loop, {n:,} characters", m)
-            if n != a.lengths[0]:
-                print(f"    compile at {n:,} / at {a.lengths[0]:,}: {m['compile'] / first['compile']:.2f}x")
-    run_time()
-
+    if a.only in (None, "w7"):
+        w7(r)
+    if a.only in (None, "rk4"):
+        rk4(r)
+    if a.only in (None, "lstm-staged", "lstm-tape"):
+        lstm(r, a.lengths, ("staged", "tape") if a.only is None else (a.only[5:],))
+    if a.only in (None, "run"):
+        run_time()
 
 if __name__ == "__main__":
     main()

@@ -44,6 +44,15 @@ class Writer:
         self.note(self.out[-1])
         return v
 
+    def emit(self, op, atom, params: dict, type) -> Var:
+        """`op[params] atom` of a type known already: one equation per iteration (rows to
+        stack, rows to read back) costs no shape rule."""
+        v = Var(type)
+        eqn = Eqn(op, (atom,), params, (v,))
+        self.out.append(eqn)
+        self.note(eqn)
+        return v
+
     def keep(self, eqn):
         """An equation of the input, its operands replaced; joins of rows read back."""
         if self.subst:
@@ -145,9 +154,11 @@ class Writer:
         for c, (r, o) in enumerate(run.carries):
             if (r, o) in y_index:  # the final carry is also the stacked output's last row
                 self.rows[outs[c]] = (stacked[y_index[(r, o)]], k - 1, False)
+        row_types = [TensorType((1,) + y.type.shape[1:], y.type.dtype) for y in stacked]
+        squeezed = [{"shape": y.type.shape[1:]} for y in stacked]
         for b, y, v in reads:
-            row = self.bind(slice_p, [stacked[y]], **_row_params(stacked[y].type.shape, b, b + 1, 1))
-            self.subst[v] = self.bind(reshape_p, [row], shape=v.type.shape)
+            row = self.emit(slice_p, stacked[y], _row_params(stacked[y].type.shape, b, b + 1, 1), row_types[y])
+            self.subst[v] = self.emit(reshape_p, row, squeezed[y], v.type)
         return body
 
     def _stacked(self, run, eqns, x):
@@ -159,7 +170,8 @@ class Writer:
         if kind == "stack":
             atoms = [self.atom(a) for a in x[1]]
             shape = (1,) + atoms[0].type.shape
-            rows = [self.bind(reshape_p, [a], shape=shape) for a in atoms]
+            params, row = {"shape": shape}, TensorType(shape, atoms[0].type.dtype)
+            rows = [self.emit(reshape_p, a, params, row) for a in atoms]
             joined = Eqn(concatenate_p, rows, {"axis": 0}, [Var(TensorType((k,) + shape[1:], atoms[0].type.dtype))])
             if not self.join(joined):
                 self.out.append(joined)

@@ -37,16 +37,19 @@ def signatures(eqns) -> list:
     """
     ids: dict = {}
     type_ids: dict = {}  # id(TensorType) -> (shape, dtype)
+    param_keys: dict = {}  # id(params) -> its key (a tape's equations share their params dicts)
     out = []
     append = out.append
     for j, e in enumerate(eqns):
         params = e.params
         if params:
-            left_out = VARYING_PARAMS.get(e.op)
-            if left_out:
-                params = tuple(sorted((k, v) for k, v in params.items() if k not in left_out))
-            else:
-                params = tuple(sorted(params.items()))
+            pk = param_keys.get(id(params))
+            if pk is None:
+                left_out = VARYING_PARAMS.get(e.op)
+                items = params.items()
+                pk = param_keys[id(params)] = tuple(sorted(
+                    (k, v) for k, v in items if k not in left_out) if left_out else sorted(items))
+            params = pk
         else:
             params = ()
         key = [e.op, params]

@@ -269,7 +269,7 @@ class StagedFunction:
                 trace = getattr(self._transform, "trace", trace_call)
                 traced = trace(self._fun, args, sig, self._fname)
                 # Python loops as scans, before any transform differentiates or compiles them.
-                traced.fn = reroll(traced.fn, f"{self._fname}")
+                traced.fn = reroll(traced.fn, self._fname)
                 traces.count += 1
                 if not traced.captured:
                     traces.table[sig.parts] = traced
