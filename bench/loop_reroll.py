@@ -77,7 +77,8 @@ def child(case: str, n: int):
         t._tape.eqns  # the recording as IR equations (kept by the recording), at its length's cost
         spent["to_ir"] = time.process_time() - cpu - spent["trace"]
         [np.asarray(g) for g in t.gradient(y, vars_)]
-        compiled = backward_cache._recent[1]._compiled
+        plan = backward_cache._recent[1]
+        compiled = plan._compiled or plan._served.compiled
     else:
         program = gt.grad(f, argnums=(0, 1))
         traced = staged.trace_call
