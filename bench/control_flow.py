@@ -6,7 +6,9 @@ summed along the trajectory, and an RNN cell h = tanh(W h + U x + b)
 (16 hidden, 8 inputs). For each: the compile time (trace, transform,
 lower, LLVM; disk cache off) and run time of the `gt.scan` version, of
 the same loop unrolled in Python, and of `jax.jit(jax.value_and_grad)`
-over `lax.scan` when JAX is installed, as ratios to the unrolled loop.
+over `lax.scan` when JAX is installed, as ratios to the unrolled loop (kept
+unrolled: ir.config.reroll off while it compiles, since otherwise the Python loop
+is re-rolled into a scan, which bench/loop_reroll.py measures).
 Then the memory reverse mode keeps (the compiled gradient's scratch arena,
 which holds the stored carries) for n = 100, 1,000, 10,000 steps with and
 without `checkpoint_every=round(sqrt(n))`, to show the sqrt(n) growth.
@@ -31,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 import gradtape as gt  # noqa: E402
-from gradtape import codegen  # noqa: E402
+from gradtape import codegen, ir  # noqa: E402
 
 from _timing import interleaved_best  # noqa: E402
 
@@ -105,9 +107,15 @@ def spec(x):
     return gt.ShapeDtype(np.shape(x), "float64")
 
 
-def compile_timed(f, args):
+def compile_timed(f, args, unrolled=False):
+    """Compiled value_and_grad of f and its compile time; `unrolled`: Python loops kept as
+    they were traced (bench/loop_reroll.py measures them re-rolled into scans)."""
     t = time.perf_counter()
-    code = gt.compile(gt.value_and_grad(f), *[spec(a) for a in args])
+    ir.config.reroll = not unrolled
+    try:
+        code = gt.compile(gt.value_and_grad(f), *[spec(a) for a in args])
+    finally:
+        ir.config.reroll = True
     return code, time.perf_counter() - t
 
 
@@ -153,12 +161,12 @@ def speed(n, unrolled_steps, only=None):
     for name, (scan_f, unrolled_f, args) in cases.items():
         scan_code, scan_c = compile_timed(scan_f, args)
         m = unrolled_steps
-        unrolled_code, unrolled_c = compile_timed(lambda *a: unrolled_f(*a, m=m), args)
+        unrolled_code, unrolled_c = compile_timed(lambda *a: unrolled_f(*a, m=m), args, unrolled=True)
         if m != n:
             unrolled_c *= n / m  # scaled up per step: a lower bound (its compile grows faster than linearly)
             # run times compare loops of the same length: the scan of m steps
             short, _, args = problems(m)[name]
-            unrolled_code, _ = compile_timed(lambda *a: unrolled_f(*a, m=m), args)
+            unrolled_code, _ = compile_timed(lambda *a: unrolled_f(*a, m=m), args, unrolled=True)
             scan_run = gt.compile(gt.value_and_grad(lambda *a: short(*a)), *[spec(x) for x in args])
         else:
             scan_run = scan_code

@@ -21,3 +21,12 @@ def _physical_memory() -> int:
 max_array_bytes = int(os.environ.get("GRADTAPE_MAX_ARRAY_BYTES") or _physical_memory())
 
 checks = os.environ.get("GRADTAPE_CHECKS", "0") not in ("", "0", "false", "False")
+
+# Python loops in a traced or recorded Function are written as scans (ir/reroll.py):
+# GRADTAPE_REROLL=0 keeps them unrolled. A loop is rolled when it has at least
+# reroll_min_trips iterations and its copies hold at least reroll_min_equations equations
+# in all: below that, the unrolled program compiles about as fast and runs faster (a loop
+# of 25 steps of 4 elementwise ops on 256 values: 1.4x the unrolled run time).
+reroll = os.environ.get("GRADTAPE_REROLL", "1") not in ("", "0", "false", "False")
+reroll_min_trips = int(os.environ.get("GRADTAPE_REROLL_MIN_TRIPS") or 4)
+reroll_min_equations = int(os.environ.get("GRADTAPE_REROLL_MIN_EQUATIONS") or 128)

@@ -19,14 +19,15 @@ def dce(fn: Function) -> Function:
     live = {v for v in fn.outvars if isinstance(v, Var)}
     kept = []
     for eqn in reversed(fn.eqns):
-        if any(v in live for v in eqn.outvars):
-            if len(eqn.outvars) > 1 and eqn.op in prune_rules and not all(v in live for v in eqn.outvars):
-                used = [j for j, v in enumerate(eqn.outvars) if v in live]
-                params, outs = prune_rules[eqn.op](eqn, used)
-                if len(outs) < len(eqn.outvars):
-                    eqn = Eqn(eqn.op, eqn.inputs, params, [eqn.outvars[j] for j in outs])
-            kept.append(eqn)
-            live.update(a for a in eqn.inputs if isinstance(a, Var))
+        if live.isdisjoint(eqn.outvars):
+            continue
+        if len(eqn.outvars) > 1 and eqn.op in prune_rules and not live.issuperset(eqn.outvars):
+            used = [j for j, v in enumerate(eqn.outvars) if v in live]
+            params, outs = prune_rules[eqn.op](eqn, used)
+            if len(outs) < len(eqn.outvars):
+                eqn = Eqn(eqn.op, eqn.inputs, params, [eqn.outvars[j] for j in outs])
+        kept.append(eqn)
+        live.update(eqn.inputs)  # Literals too, in C: they are never outputs, so never looked up
     kept.reverse()
     return Function(fn.invars, kept, fn.outvars)
 

@@ -25,7 +25,10 @@ from ..ir.ops.call import call_p
 from . import deferred, dispatch, plan_log, tape_stack
 from .deferred import PendingTensor
 from .dispatch import bind
+from .stacked_leaves import stack_leaves
 from .tensor import Tensor
+
+_reshape, _concatenate = ir.all_ops["reshape"], ir.all_ops["concatenate"]
 
 # A plan is compiled when it runs for the compile_after_runs-th time (a row
 # of a Jacobian is a run). A structure met only a few times (a test, an
@@ -64,10 +67,13 @@ class BackwardPlan:
         constants = [(r, x) for r, x in leaves if r.__class__ is not int]
         known = [(_ref(v, taps), x) for v, x in zip(parts.known, invars[n_leaves + n_seeds:])]
         ordered = recorded + known + constants
-        self.fn = ir.Function([x for _, x in ordered] + list(invars[n_leaves:n_leaves + n_seeds]),
-                              parts.fn.eqns, parts.fn.outvars)
-        self._leaf_positions = [r for r, _ in recorded]
+        fn = ir.Function([x for _, x in ordered] + list(invars[n_leaves:n_leaves + n_seeds]),
+                         parts.fn.eqns, parts.fn.outvars)
+        # The leaves a re-rolled loop reads one per iteration: one input, stacked when the plan runs.
+        self.fn, kept, stacks = stack_leaves(fn, len(recorded))
+        self._leaf_positions = [recorded[i][0] for i in kept]
         self._get_leaves = _items_getter(self._leaf_positions)
+        self._stacks = [([recorded[i][0] for i in s], _items_getter([recorded[i][0] for i in s])) for s in stacks]
         self._get_known = _items_getter([r for r, _ in known])
         self._constants = [r for r, _ in constants]
         self._known_or_constants = bool(known or constants)
@@ -100,6 +106,8 @@ class BackwardPlan:
         # value: a recorded op's result, always a Tensor.
         values = rec.values
         args = list(map(np.asarray, map(rec.snapshots.get, self._leaf_positions, self._get_leaves(values))))
+        for positions, get in self._stacks:
+            args.append(np.stack(list(map(np.asarray, map(rec.snapshots.get, positions, get(values))))))
         if self._known_or_constants:  # none when the plan recomputes the forward (deferred.py)
             args += map(_value_of, self._get_known(values))
             args += self._constants
@@ -128,7 +136,11 @@ class BackwardPlan:
         if self._calls is None:
             n = len(self.fn.outvars) - len(self.value_positions)
             self._calls = [optimize(ir.select_outputs(self.fn, [k])) for k in range(n)]
-        args = [_recorded_tensor(rec, p) for p in self._leaf_positions] + list(seeds)
+        args = [_recorded_tensor(rec, p) for p in self._leaf_positions]
+        for positions, _ in self._stacks:  # joined by recorded ops, so that tapes recording now see them
+            rows = [bind(_reshape, t, shape=(1,) + t.shape) for t in (_recorded_tensor(rec, p) for p in positions)]
+            args.append(bind(_concatenate, *rows, axis=0))
+        args += list(seeds)
         return gather_gradients([_recorded_call(fn, args) for fn in self._calls], self.plan)
 
     def keep_values(self, rec, outs) -> list:

@@ -1,0 +1,87 @@
+"""A Python loop recorded on a GradientTape: the backward plan re-rolls it into a scan before
+the adjoint (ir/reroll.py), reads the rows of a constant as one stacked input, and gives the
+unrolled plan's gradients, to second order with nested tapes."""
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape import ir
+from gradtape.tracer import backward_cache
+
+RNG = np.random.default_rng(5)
+H = RNG.normal(size=4) * 0.5
+W = RNG.normal(size=(4, 4)) * 0.4
+U = RNG.normal(size=(4, 3)) * 0.4
+XS = RNG.normal(size=(10, 3))
+
+
+@pytest.fixture(autouse=True)
+def small_loops_too(monkeypatch):
+    """Loops of any size are rolled here (by default only those of 128 equations or more)."""
+    monkeypatch.setattr(ir.config, "reroll_min_equations", 0)
+
+
+def rnn_loss(h, w, u, xs):
+    states = []
+    for i in range(xs.shape[0]):
+        h = gt.tanh(w @ h + u @ xs[i])
+        states.append(h)
+    return gt.sum(gt.stack(states) ** 2) + gt.sum(h)
+
+
+def tape_gradient(xs, watch_xs=False):
+    w = gt.Variable(W)
+    xs = gt.constant(xs)
+    with gt.GradientTape() as tape:
+        if watch_xs:
+            tape.watch(xs)
+        y = rnn_loss(gt.constant(H), w, gt.constant(U), xs)
+    return [np.asarray(g) for g in tape.gradient(y, [w, xs] if watch_xs else [w])]
+
+
+def test_the_plan_is_a_loop_reading_the_rows_as_one_input(compile_at_once):
+    (g,) = tape_gradient(XS)
+    plan = backward_cache._recent[1]
+    ops = [e.op.name for e in plan.fn.eqns]
+    assert "scan" in ops and "tanh" not in ops and len(ops) < 40, ops
+    # u @ xs[i], of constants, is not recorded: a constant leaf per step, which the plan takes
+    # stacked, in one input.
+    assert [v.type.shape for v in plan.fn.invars] == [W.shape, H.shape, (len(XS), len(H))]
+    (g_again,) = tape_gradient(XS + 1.0)  # the plan again, on other rows
+    assert backward_cache._recent[1] is plan
+    staged = gt.grad(rnn_loss, argnums=1)
+    np.testing.assert_allclose(g, staged(H, W, U, XS), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(g_again, staged(H, W, U, XS + 1.0), rtol=1e-12, atol=1e-15)
+
+
+def test_the_gradient_is_the_unrolled_plans(compile_at_once, monkeypatch):
+    rolled = tape_gradient(XS, watch_xs=True)
+    assert "scan" in [e.op.name for e in backward_cache._recent[1].fn.eqns]
+    monkeypatch.setattr(ir.config, "reroll", False)
+    backward_cache.clear_cache()
+    unrolled = tape_gradient(XS, watch_xs=True)
+    assert "scan" not in [e.op.name for e in backward_cache._recent[1].fn.eqns]
+    for a, b in zip(rolled, unrolled):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_second_order_with_nested_tapes_against_finite_differences():
+    v = RNG.normal(size=W.shape)
+
+    def first(w_value):
+        w = gt.Variable(w_value)
+        with gt.GradientTape() as tape:
+            y = rnn_loss(gt.constant(H), w, gt.constant(U), gt.constant(XS))
+        return np.asarray(tape.gradient(y, w))
+
+    w = gt.Variable(W)
+    with gt.GradientTape() as outer:
+        with gt.GradientTape() as inner:
+            y = rnn_loss(gt.constant(H), w, gt.constant(U), gt.constant(XS))
+        g = inner.gradient(y, w)
+        s = gt.sum(g * v)
+    hv = np.asarray(outer.gradient(s, w))
+    h = 1e-5
+    np.testing.assert_allclose(np.asarray(g), first(W), rtol=1e-12)
+    fd = (first(W + h * v) - first(W - h * v)) / (2 * h)
+    np.testing.assert_allclose(hv, fd, rtol=1e-6, atol=1e-7 * np.max(np.abs(hv)))
