@@ -163,7 +163,7 @@ def train_mlp(steps: int, lr: float, seed: int, points: int, log=print) -> dict:
     t_compiled = seconds_per_step(lambda: compiled_step(timed, x, onehot), n)
     t_numpy = seconds_per_step(numpy_adam_step([p.copy() for p in init], x, onehot, lr), n)
     tape_step = tape_adam_step(init, x, onehot, lr)
-    for _ in range(8):  # the tape's backward plan compiles from its 5th run, in the background
+    for _ in range(8):  # the tape's backward plan compiles at its 5th run
         tape_step()
     gt.runtime.wait_for_compiles()
     t_tape = seconds_per_step(tape_step, max(10, n // 4), repeats=2)
