@@ -91,7 +91,7 @@ def emit_out_of_memory(k, what: str, steps, frame: int, asked):
     named the callback: `ctx.use_external(*out_of_memory_external())`.
     """
     fn = _declare(k.module, OUT_OF_MEMORY_SYMBOL, ir.VoidType(), [I8.as_pointer(), I64, I64, I64])
-    text = _global_string(k.module, "gradtape_failure_", what)
+    text = global_string(k.module, "gradtape_failure_", what)
     k.b.call(fn, [k.b.bitcast(text, I8.as_pointer()), steps, k.i64(frame), asked])
 
 
@@ -102,7 +102,8 @@ def _declare(module, name, ret, args):
     return fn
 
 
-def _global_string(module: ir.Module, prefix: str, text: str) -> ir.GlobalVariable:
+def global_string(module: ir.Module, prefix: str, text: str) -> ir.GlobalVariable:
+    """A NUL-terminated constant string in `module`, defined once per text (LAPACK's messages use it too)."""
     data = bytearray(text.encode() + b"\0")
     name = prefix + "".join(c if c.isalnum() else "_" for c in text)
     try:

@@ -112,19 +112,6 @@ def _float_type(dtype):
     return F64 if np.dtype(dtype) == np.float64 else F32
 
 
-def _global_string(module: ir.Module, text: str) -> ir.GlobalVariable:
-    data = bytearray(text.encode() + b"\0")
-    name = "gradtape_linalg_msg_" + "".join(c if c.isalnum() else "_" for c in text)
-    try:
-        return module.get_global(name)
-    except KeyError:
-        g = ir.GlobalVariable(module, ir.ArrayType(I8, len(data)), name)
-        g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
-        g.global_constant = True
-        g.linkage = "internal"
-        return g
-
-
 class LapackCall(Step):
     """Shared machinery: an int64 scratch block for scalar arguments, calls, info checks."""
 
@@ -175,7 +162,7 @@ class LapackCall(Step):
 
     def _report(self, k, info, batch_index):
         text = f"{self.function}|{self.problem}|{','.join(map(str, self.shape))}"
-        msg = k.b.bitcast(_global_string(k.module, text), I8.as_pointer())
+        msg = k.b.bitcast(failures.global_string(k.module, "gradtape_linalg_msg_", text), I8.as_pointer())
         callback = blas.declare(k.module, ERROR_SYMBOL, ir.VoidType(), [I8.as_pointer(), I64, I64])
         k.b.call(callback, [msg, info, batch_index])
 
