@@ -35,7 +35,7 @@ from . import blas, failures, lapack, parallel
 from .lowered import Lowered, LoweringError, Unsupported, _use_blas, blas_allowed  # noqa: F401
 from .lowering import lower_function
 
-CODEGEN_VERSION = 6  # bump when generated code changes: it keys every cache
+CODEGEN_VERSION = 7  # bump when generated code changes: it keys every cache
 
 
 def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:

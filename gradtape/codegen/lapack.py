@@ -518,7 +518,7 @@ class Gesdd(LapackCall):
     def emit(self, k):
         _batch_loop(k, self.a.shape[:-2], lambda i: self._decompose(k, i))
 
-    def _decompose(self, k, i):
+    def _gesdd(self, k, i):
         m, n = self.m, self.n
         u_cols, vt_rows = self.u.shape[-2], self.vt.shape[-1]
         s = self.s_pointer(k, i)
@@ -530,6 +530,31 @@ class Gesdd(LapackCall):
             self.fwork.pointer_at(k, k.i64(0)), self._slot(k, 6, self.lwork),
             self.iwork.pointer_at(k, k.i64(0)), self._slot(k, 7)], 1)
         self._check(k, 7, i, nan_argument=4)   # A
+
+    def _decompose(self, k, i):
+        """?gesdd on matrix i, or a failure when it holds a NaN or an infinity: numpy.linalg
+        refuses both from NumPy 2.5 (ir/ops/linalg.py: refuse_non_finite), where older OpenBLAS
+        gave NaN for an infinity; what follows a failure computes garbage that is never returned."""
+        for view in (self.a, self.out, self.u, self.vt, self.fwork, self.iwork, self.ints):
+            k.pointer(view.buffer)  # made here, before the branches, so that code after them may use it
+        with k.b.if_else(self._non_finite(k, i), likely=False) as (bad, good):
+            with bad:
+                self._report(k, k.i64(1), i)
+            with good:
+                self._gesdd(k, i)
+
+    def _non_finite(self, k, i):
+        """Whether matrix i holds a NaN or an infinity (an i1)."""
+        t = _float_type(self.dtype)
+        fabs = k.module.declare_intrinsic("llvm.fabs", [t])
+        inf = constant(self.dtype, np.inf)
+        size = self.m * self.n
+
+        def element(j, bad):
+            x = k.b.load(self._ptr(k, self.a, k.b.add(k.b.mul(i, k.i64(size)), j)))
+            return (k.b.or_(bad, k.b.fcmp_unordered("==", k.b.call(fabs, [x]), inf)),)
+
+        return k.loop(size, element, (ir.Constant(ir.IntType(1), 0),))[0]
 
 
 def _part(out: View, start: int, shape) -> View:
@@ -662,16 +687,6 @@ class Pinv(Gesdd):
         zero, one = constant(self.dtype, 0), constant(self.dtype, 1)
 
         def body(i):
-            if self.function != "lstsq":
-                return solve(i)
-            # NumPy's lstsq (?gelsd) fails on an inf too, where ?gesdd gives numbers: checked first.
-            with k.b.if_else(self._non_finite(k, i), likely=False) as (bad, good):
-                with bad:
-                    self._report(k, k.i64(1), i)
-                with good:
-                    solve(i)
-
-        def solve(i):
             self._decompose(k, i)
             s = self.s_pointer(k, i)
             cutoff = k.b.fmul(constant(self.dtype, self.rcond), k.b.load(s))   # s descends: s[0] is the max
@@ -694,19 +709,6 @@ class Pinv(Gesdd):
             ])
 
         _batch_loop(k, self.a.shape[:-2], body)
-
-    def _non_finite(self, k, i):
-        """Whether matrix i holds a NaN or an infinity (an i1)."""
-        t = _float_type(self.dtype)
-        fabs = k.module.declare_intrinsic("llvm.fabs", [t])
-        inf = constant(self.dtype, np.inf)
-        size = self.m * self.n
-
-        def element(j, bad):
-            x = k.b.load(self._ptr(k, self.a, k.b.add(k.b.mul(i, k.i64(size)), j)))
-            return (k.b.or_(bad, k.b.fcmp_unordered("==", k.b.call(fabs, [x]), inf)),)
-
-        return k.loop(size, element, (ir.Constant(ir.IntType(1), 0),))[0]
 
     @staticmethod
     def _scale_at(k, view, at, factor):

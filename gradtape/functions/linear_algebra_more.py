@@ -144,7 +144,9 @@ def cond(x, p=None):
     singular values for p None, 2 or -2, else norm(x, p) * norm(inv(x), p).
 
     As in NumPy, a singular matrix gives inf (never LinAlgError), and so does
-    any matrix whose condition number is NaN without a NaN entry.
+    any matrix whose condition number is NaN without a NaN entry; a matrix
+    with a NaN gives NaN and one with an infinity inf, for every p (NumPy 2.5's
+    rule, kept on older NumPy too, where some p raised LinAlgError).
 
     Example::
 
@@ -152,20 +154,31 @@ def cond(x, p=None):
         Tensor(4., dtype=float64)
     """
     x = as_tensor(x)
+    # A matrix with a NaN or an inf gets NaN here (inf below unless it has a NaN): it is replaced
+    # by eye(m, n) first, which every p can take, as the SVD refuses non-finite input.
+    bad = ew.logical_not(predicates.all(predicates.isfinite(x), axis=(-2, -1)))
+    x_safe = ew.where(bad[..., None, None], np.eye(*x.shape[-2:], dtype=x.dtype), x)
+    r = _finite_cond(x_safe, p)
+    r = ew.where(bad, np.nan, r)
+    # As NumPy: a NaN condition number (of an infinite entry, say) is inf, unless x has a NaN
+    blown = ew.logical_and(predicates.isnan(r), ew.logical_not(predicates.any(predicates.isnan(x), axis=(-2, -1))))
+    return ew.where(blown, np.inf, r)
+
+
+def _finite_cond(x, p):
+    """cond(x, p) of matrices without NaN or inf: NaN where NumPy's formula gives NaN."""
     if p is None or p in (2, -2):
         s = svdvals(x)
         big, small = reductions.max(s, axis=-1), reductions.min(s, axis=-1)
         r = ew.divide(small, big) if p == -2 else ew.divide(big, small)
     else:
         # NumPy inverts without raising: an exactly singular matrix (a zero pivot, where slogdet's
-        # sign is 0) gets a NaN inverse, hence inf below. Here it is inverted as the identity instead.
+        # sign is 0) gets a NaN inverse, hence inf in cond. Here it is inverted as the identity instead.
         singular = ew.equal(np.linalg.slogdet(x)[0], 0.0)[..., None, None]
         safe = ew.where(singular, np.eye(x.shape[-1], dtype=x.dtype), x)
         inverse = ew.where(singular, np.nan, np.linalg.inv(safe))
         r = ew.multiply(np.linalg.norm(x, ord=p, axis=(-2, -1)), np.linalg.norm(inverse, ord=p, axis=(-2, -1)))
-    # As NumPy: a NaN condition number (of an infinite entry, say) is inf, unless x has a NaN
-    blown = ew.logical_and(predicates.isnan(r), ew.logical_not(predicates.any(predicates.isnan(x), axis=(-2, -1))))
-    return ew.where(blown, np.inf, r)
+    return r
 
 
 @implements(np.linalg.tensorinv)

@@ -90,6 +90,16 @@ def _first_failure(a, fails):
     return None
 
 
+def refuse_non_finite(name: str, a):
+    """Raise LinAlgError ("did not converge") when a matrix of `a` holds a NaN or an infinity.
+
+    The SVD-based functions (svd, pinv, lstsq, the 2-norms) refuse both, as NumPy 2.5 does on
+    every LAPACK; older NumPy and OpenBLAS gave NaN for an infinity, so gradtape checks itself
+    rather than follow whichever LAPACK is installed."""
+    if not np.isfinite(a).all():
+        raise linalg_error(name, "no_convergence", a.shape, _first_failure(a, lambda m: not np.isfinite(m).all()))
+
+
 def _is_singular(m) -> bool:
     try:
         np.linalg.solve(m, np.zeros(m.shape[-1], m.dtype))
@@ -286,9 +296,8 @@ batching_rules[cholesky_p] = _matrix_batch_rule(cholesky)
 
 # --- pinv: the Moore-Penrose pseudo-inverse ------------------------------------------------
 
-# Param name: the numpy.linalg function reported, "pinv" or "lstsq". NumPy's lstsq (?gelsd) fails
-# on any non-finite entry of a, where pinv (?gesdd) fails on NaN only (inf gives numbers): with
-# name="lstsq" the op raises for both, as NumPy's lstsq does.
+# Param name: the numpy.linalg function reported, "pinv" or "lstsq". Both fail on any non-finite
+# entry of a, as NumPy's lstsq (?gelsd) does and, from NumPy 2.5, its pinv (svd_p's rule).
 pinv_p = new_op("pinv", elementwise=False, can_fail_on_values=True, runs_code=False)
 
 
@@ -302,8 +311,7 @@ def _pinv_shape(a, *, rcond, name):
 
 
 def _pinv_impl(a, *, rcond, name):
-    if name == "lstsq" and not np.isfinite(a).all():
-        raise linalg_error(name, "no_convergence", a.shape, _first_failure(a, lambda m: not np.isfinite(m).all()))
+    refuse_non_finite(name, a)
     try:
         return np.linalg.pinv(a, rcond=rcond)
     except np.linalg.LinAlgError:

@@ -43,7 +43,7 @@ from ._helpers import require_float
 from ._matrix import diag_embed, diag_part, flat_part, guarded_div, mm, mT, pack_flat, rows, tril, zero_in
 from .indexing import concatenate, slice
 from .layout import reshape
-from .linalg import linalg_error, solve, square_shape
+from .linalg import linalg_error, refuse_non_finite, solve, square_shape
 
 __all__ = ["eigh_p", "svd_p", "qr_p", "eigh", "svd", "qr", "svd_sizes", "qr_sizes",
            "unpack_eigh", "unpack_svd", "unpack_qr"]
@@ -176,6 +176,7 @@ def _svd_shape(a, *, full_matrices):
 
 
 def _svd_impl(a, *, full_matrices):
+    refuse_non_finite("svd", a)
     try:
         u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     except np.linalg.LinAlgError:
