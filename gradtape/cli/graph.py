@@ -1,6 +1,7 @@
 """A Function as a picture: equations as boxes, data flow as arrows, fused kernels as groups.
 
     panel = layout(fn, "traced")      # positions in pixels; svg.py and png.py draw it
+    panel = model(fn, "traced")       # the same without positions (html_graph.py lays it out itself)
 
 The kernels are the code generator's: gradtape.codegen.fusion.plan_storage
 decides which values get a buffer, each stored value is the root of a loop
@@ -11,9 +12,15 @@ Call equations are inlined first, as code generation does.
 The layout is layered twice, with networkx: kernels are placed in rows by
 topological generation of the graph of kernels (its condensation, in case
 two kernels feed each other), and inside a kernel's box its equations are
-placed in rows by topological generation of their own dependencies. The
+placed in rows by topological generation of their own dependencies; the
+order inside each row is layered_layout's (fewer crossing edges). The
 arguments form the first row. So every kernel is one box that overlaps no
-other, and data flows downwards.
+other, and data flows downwards. Each box is labelled with the IR's name of
+its value ("d = pow"), so it matches a line of the printed IR.
+
+A panel of more than COLLAPSE_AT equations is drawn with each kernel
+collapsed into one box (`collapsed`): hundreds of equations drawn one by
+one make a picture nobody can read.
 """
 from __future__ import annotations
 
@@ -26,24 +33,29 @@ from ..ir.inline_calls import inline_calls
 from ..ir import Var
 from ..ir.passes import dce
 from ..ir.printer import _Namer, eqn_to_text
+from .layered_layout import layered
 
 NODE_W, NODE_H = 150, 38  # pixels
 GAP_X, GAP_Y = 16, 26
 PAD = 12  # inside a kernel's box
 LABEL_H = 16  # a kernel box's title line
 TITLE_H = 30  # a panel's title line
+COLLAPSE_AT = 80  # equations: more, and the SVG/PNG draw kernels as single boxes
 
 
 @dataclasses.dataclass
 class Node:
     id: str
-    kind: str  # "input" or "eqn"
-    label: str  # op name (or the input's name)
+    kind: str  # "input", "eqn", or "collapsed" (a kernel drawn as one box for its equations)
+    label: str  # "var = op" (or the input's "var"), as the printed IR names it
     type: str  # the value's type, e.g. f64[3,4]
     title: str  # the full equation text
     kernel: int | None = None
     output: bool = False  # an output of the Function
     note: str = ""
+    var: str = ""  # the IR's name of the value ("d"; "d, e" for a loop's results)
+    op: str = ""
+    site: object = None  # sources.Site: the user's line that traced it
     x: float = 0.0
     y: float = 0.0
 
@@ -102,13 +114,25 @@ def kernels_of(fn) -> dict:
     return kernels
 
 
-def layout(fn, name: str, title: str) -> Panel:
-    """The panel of `fn` (already drawable()): nodes, kernel boxes and edges with positions."""
+def layout(fn, name: str, title: str, sites=None) -> Panel:
+    """The panel of `fn` (already drawable()): nodes, kernel boxes and edges with positions;
+    kernels collapsed when it has more than COLLAPSE_AT equations."""
+    panel = model(fn, name, title, sites)
+    if panel.eqn_count > COLLAPSE_AT:
+        panel = collapsed(panel)
+    _place(panel)
+    return panel
+
+
+def model(fn, name: str, title: str, sites=None) -> Panel:
+    """The panel of `fn` (already drawable()) without positions. `sites`: {Var: sources.Site}."""
+    sites = sites or {}
     namer = _Namer()
     nodes, by_var = [], {}
     for k, v in enumerate(fn.invars):
         text = namer.define(v)
-        node = Node(f"{name}-in{k}", "input", text.split(":")[0], str(v.type), f"input {text}")
+        var = text.split(":")[0]
+        node = Node(f"{name}-in{k}", "input", var, str(v.type), f"input {text}", var=var, op="input")
         nodes.append(node)
         by_var[v] = node
     outputs = {v for v in fn.outvars if isinstance(v, Var)}
@@ -122,7 +146,10 @@ def layout(fn, name: str, title: str) -> Panel:
         text = eqn_to_text(e, namer)
         ks = membership[e.out]
         note = f"recomputed in {len(ks)} kernels" if len(ks) > 1 else ""
-        node = Node(f"{name}-e{k}", "eqn", e.op.name, str(e.out.type), text, roots[ks[0]], e.out in outputs, note)
+        var = text.split(" = ")[0]
+        var = ", ".join(part.split(":")[0] for part in var.split(", "))
+        node = Node(f"{name}-e{k}", "eqn", f"{var} = {e.op.name}", str(e.out.type), text, roots[ks[0]],
+                    e.out in outputs, note, var, e.op.name, sites.get(e.out))
         nodes.append(node)
         eqn_nodes.append(node)
         for w in e.outvars:  # an equation of several results (a loop) is one node for all of them
@@ -138,9 +165,29 @@ def layout(fn, name: str, title: str) -> Panel:
         root = by_var[v]
         kernels.append(Kernel(k, f"kernel {k}: {root.label} -> {root.type}" if len(members) > 1 else f"kernel {k}",
                               members))
-    panel = Panel(name, f"{title} ({len(fn.eqns)} equations, {len(kernels)} kernels)", nodes, kernels, edges)
-    _place(panel)
-    return panel
+    return Panel(name, f"{title} ({len(fn.eqns)} equations, {len(kernels)} kernels)", nodes, kernels, edges)
+
+
+def collapsed(panel: Panel) -> Panel:
+    """The panel with each kernel of several equations drawn as one node (kind "collapsed") holding
+    their text, its edges those of its equations to and from outside it."""
+    nodes, kernels = [n for n in panel.nodes if n.kind == "input"], []
+    rep = {n.id: n.id for n in nodes}
+    for k in panel.kernels:
+        if len(k.nodes) == 1:
+            node = k.nodes[0]
+        else:
+            root = k.nodes[-1]  # the stored value: its equations are computed for it, so before it
+            node = Node(f"{panel.name}-k{k.id}", "collapsed", f"{root.var} = kernel {k.id}",
+                        f"{len(k.nodes)} eqns -> {root.type}", "\n".join(n.title for n in k.nodes), k.id,
+                        any(n.output for n in k.nodes), var=root.var, op="kernel", site=root.site)
+        for n in k.nodes:
+            rep[n.id] = node.id
+        nodes.append(node)
+        kernels.append(Kernel(k.id, k.label, [node]))
+    edges = list(dict.fromkeys((rep[a], rep[b]) for a, b in panel.edges if rep[a] != rep[b]))
+    title = panel.title[:-1] + ", collapsed)" if panel.title.endswith(")") else panel.title
+    return Panel(panel.name, title, nodes, kernels, edges)
 
 
 def _place(panel: Panel):
@@ -150,8 +197,8 @@ def _place(panel: Panel):
     node = {n.id: n for n in panel.nodes}
     # Each kernel's box: its equations in rows by generation inside the kernel.
     for k in panel.kernels:
-        sub = graph.subgraph(n.id for n in k.nodes)
-        rows = [sorted(gen, key=_eqn_index) for gen in nx.topological_generations(sub)]
+        ids = [n.id for n in k.nodes]
+        rows = layered(ids, list(graph.subgraph(ids).edges))
         width = max(len(r) for r in rows)
         k.w = width * NODE_W + (width - 1) * GAP_X + 2 * PAD
         k.h = len(rows) * NODE_H + (len(rows) - 1) * GAP_Y + 2 * PAD + LABEL_H
@@ -166,7 +213,6 @@ def _place(panel: Panel):
         (node[a].kernel, node[b].kernel) for a, b in panel.edges
         if node[a].kernel is not None and node[a].kernel != node[b].kernel
     )
-    condensed = nx.condensation(kgraph)
     kernel = {k.id: k for k in panel.kernels}
     inputs = [n for n in panel.nodes if n.kind == "input"]
     y = TITLE_H
@@ -174,8 +220,8 @@ def _place(panel: Panel):
     for n_in, n in enumerate(inputs):
         n.x, n.y = GAP_X + n_in * (NODE_W + GAP_X), y
     y += (NODE_H + 2 * GAP_Y) if inputs else 0
-    for generation in nx.topological_generations(condensed):
-        row = sorted((kernel[k] for c in generation for k in condensed.nodes[c]["members"]), key=lambda k: k.id)
+    for ids in layered([k.id for k in panel.kernels], list(kgraph.edges)):
+        row = [kernel[k] for k in ids]
         x = GAP_X
         for k in row:
             k.x, k.y = x, y
@@ -186,10 +232,6 @@ def _place(panel: Panel):
         width = max(width, x)
         y += max(k.h for k in row) + GAP_Y
     panel.width, panel.height = max(width, 320), y + GAP_Y
-
-
-def _eqn_index(node_id: str) -> int:
-    return int(node_id.rsplit("-e", 1)[1])
 
 
 def scene(panels: list) -> tuple:

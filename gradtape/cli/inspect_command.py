@@ -86,10 +86,10 @@ def _times(run_) -> str:
 
 
 def _draw(run_, path: str):
-    panels = [layout(drawable(run_.traced), "traced", "traced")]
+    panels = [layout(drawable(run_.traced), "traced", "traced", run_.sites)]
     if run_.adjoint is not None:
-        panels.append(layout(drawable(run_.adjoint), "adjoint", "adjoint"))
-    panels.append(layout(drawable(run_.optimized), "optimized", "optimized (compiled)"))
+        panels.append(layout(drawable(run_.adjoint), "adjoint", "adjoint", run_.sites))
+    panels.append(layout(drawable(run_.optimized), "optimized", "optimized (compiled)", run_.sites))
     if path.lower().endswith(".png"):
         write_png(panels, path)
     else:

@@ -42,7 +42,8 @@ def write_png(panels: list, path: str):
                 (p.x + s.x + NODE_W / 2, p.y + s.y + NODE_H), (p.x + d.x + NODE_W / 2, p.y + d.y),
                 arrowstyle="-|>", mutation_scale=8, color="#8a8a8a", linewidth=0.9, shrinkA=0, shrinkB=0))
         for n in p.nodes:
-            face, edge, lw = ("#fdf2d0", "#b9a050", 1) if n.kind == "input" else ("white", "#555", 1)
+            face, edge, lw = {"input": ("#fdf2d0", "#b9a050", 1), "collapsed": ("#dbe8f6", "#47698c", 1.5)}.get(
+                n.kind, ("white", "#555", 1))
             if n.output:
                 edge, lw = "#c0392b", 2.2
             ax.add_patch(FancyBboxPatch((p.x + n.x, p.y + n.y), NODE_W, NODE_H, boxstyle="round,pad=0,rounding_size=4",

@@ -105,12 +105,21 @@ def test_the_svg_has_one_node_per_equation_and_one_box_per_kernel(svg_run):
         assert len(eqns) == len(drawable(fn).eqns) == len(fn.eqns)
         titles = [g.find(f"{SVG}title").text for g in eqns]
         printed = fn.pretty().splitlines()[1:-1]
-        assert [t.strip() for t in titles] == [line.strip() for line in printed]  # each equation, in order
+        assert [t.splitlines()[0].strip() for t in titles] == [line.strip() for line in printed]  # in order
+        # ... and the user's line that traced it (the adjoint's own: the line whose derivative it is)
+        assert all(re.fullmatch(r"at losses\.py:\d+( \(derivative\))?", t.splitlines()[1]) for t in titles)
+        labels = [g.find(f"{SVG}text").text for g in eqns]
+        assert labels == [_var_op(line) for line in printed]  # "c = contract": the printed line's name and op
         assert len(_groups(panel, "input")) == len(fn.invars)
         kernels = _groups(panel, "kernel")
         assert len(kernels) == len(plan_storage(drawable(fn)))  # a box per stored value: the kernels
         assert len(panel.findall(f"{SVG}path")) >= len(fn.eqns) - 1  # the data flow
     assert _panel(root, "traced").find(f"{SVG}text").text.startswith(f"traced ({len(traced.eqns)} equations")
+
+
+def _var_op(line: str) -> str:
+    var, rest = line.strip().split(" = ", 1)
+    return f"{var.split(':')[0]} = {re.match(r'[a-z_0-9]+', rest).group()}"
 
 
 def test_every_node_sits_inside_its_kernels_box(svg_run):
