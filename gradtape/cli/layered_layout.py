@@ -10,8 +10,8 @@ program in well under a second:
 - layering: a node's layer is its topological generation (the longest path
   from a source), computed on the condensation so that a cycle (two fused
   kernels that feed each other) shares a layer instead of failing; a source
-  (an argument) is then moved to just before its first reader, so it does
-  not drag an edge across the whole picture;
+  (an argument), and a node that reads only sources, is then moved to just
+  before its first reader, so it does not drag an edge across the picture;
 - ordering: barycenter sweeps, down and up, each sorting a layer by the
   mean position of the node's neighbours in the layers already placed
   (positions are fractions of their layer's height, so layers of different
@@ -39,10 +39,14 @@ def layers(nodes: list, edges: list) -> dict:
     for depth, generation in enumerate(nx.topological_generations(condensed)):
         for c in generation:
             level[c] = depth
-    for c in condensed.nodes:
+    sources = {c for c in condensed.nodes if condensed.in_degree(c) == 0}
+    # Sources (arguments), and then what reads only sources (a weight's own penalty), move right to
+    # just before their first reader: placed by depth alone they sit at the left and drag their edges
+    # across the picture. Reverse topological order, so a reader has moved before what it reads.
+    for c in reversed(list(nx.topological_sort(condensed))):
         successors = list(condensed.successors(c))
-        if successors and not any(True for _ in condensed.predecessors(c)):
-            level[c] = min(level[s] for s in successors) - 1
+        if successors and (c in sources or all(p in sources for p in condensed.predecessors(c))):
+            level[c] = max(level[c], min(level[s] for s in successors) - 1)
     used = sorted(set(level.values()))
     compact = {old: new for new, old in enumerate(used)}  # moved sources may leave a layer empty
     return {n: compact[level[part[n]]] for n in nodes}

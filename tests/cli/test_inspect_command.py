@@ -180,4 +180,4 @@ def test_argnums_and_its_errors(capsys):
     assert cli.main(["inspect", f"{LOSSES}:loss", *SHAPES, "--argnums", "4"]) == 2
     assert "no float argument there" in capsys.readouterr().err
     assert cli.main(["inspect", f"{LOSSES}:loss", *SHAPES, "--graph", "x.pdf"]) == 2
-    assert ".svg or .png" in capsys.readouterr().err
+    assert ".html, .svg or .png" in capsys.readouterr().err
