@@ -27,8 +27,8 @@
 
   function defs() {
     const d = el("defs", {}, svg);
-    for (const [id, color] of [["arrow", "#9aa3ab"], ["arrow-hl", "#e67e22"]]) {
-      const m = el("marker", { id: id, viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7,
+    for (const [id, color, size] of [["arrow", "#9aa3ab", 7], ["arrow-hl", "#e67e22", 4]]) {  // scaled by the stroke
+      const m = el("marker", { id: id, viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: size, markerHeight: size,
                                orient: "auto-start-reverse" }, d);
       el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: color }, m);
     }
@@ -169,7 +169,10 @@
       const p = where[s], q = where[d];
       const x1 = p.x + p.w, y1 = p.y + p.h / 2, x2 = q.x, y2 = q.y + q.h / 2;
       const bend = x2 > x1 ? Math.max(30, (x2 - x1) / 2) : 60;  // to a later band: out right, in from the left
-      const e = el("path", { class: "edge", d: `M ${x1} ${y1} C ${x1 + bend} ${y1} ${x2 - bend} ${y2} ${x2} ${y2}` }, edgeLayer);
+      // An edge to another band (or far along one) is the adjoint reading a primal value: faint, so
+      // the chains stay readable; a selected box's edges are drawn in full.
+      const far = x2 <= x1 || x2 - x1 > 3 * (G.box_w + G.gap_x);
+      const e = el("path", { class: far ? "edge far" : "edge", d: `M ${x1} ${y1} C ${x1 + bend} ${y1} ${x2 - bend} ${y2} ${x2} ${y2}` }, edgeLayer);
       edgeElements.push([s, d, e]);
     }
     const ds = document.body.dataset;

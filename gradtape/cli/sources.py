@@ -20,7 +20,7 @@ import linecache
 import os
 import sys
 
-from ..tracer.numpy_names import _outside
+from ..tracer.numpy_names import _GRADTAPE_DIR, _NUMPY_DIR
 from ..tracer.trace_context import FunctionTrace
 
 
@@ -37,15 +37,19 @@ class Site:
 
 
 @contextlib.contextmanager
-def recording_sites():
-    """Yields {Var: Site}, filled with the output Vars of every equation traced inside the block."""
+def recording_sites(user_files=()):
+    """Yields {Var: Site}, filled with the output Vars of every equation traced inside the block.
+
+    `user_files`: files that are the user's even inside the package (the traced function's own file,
+    for gradtape.demo:rosenbrock), where the walk outwards stops too."""
     sites: dict = {}
+    user_files = {os.path.abspath(f) for f in user_files}
     own = FunctionTrace.__dict__.get("bind")  # None: FunctionTrace inherits ir.Builder's
     bind = FunctionTrace.bind
 
     def recording_bind(self, op, atoms, params):
         out = bind(self, op, atoms, params)
-        site = _user_site(sys._getframe(1))
+        site = _user_site(sys._getframe(1), user_files)
         if site is not None:
             for v in out if isinstance(out, tuple) else (out,):
                 sites[v] = site
@@ -61,11 +65,15 @@ def recording_sites():
             FunctionTrace.bind = own
 
 
-def _user_site(frame) -> Site | None:
-    frame, _ = _outside(frame)
+def _user_site(frame, user_files) -> Site | None:
+    """The innermost frame outside gradtape and NumPy (or in `user_files`), as error messages name it."""
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if path in user_files or not path.startswith((_GRADTAPE_DIR, _NUMPY_DIR)):
+            break
+        frame = frame.f_back
     if frame is None:
         return None
-    path = os.path.abspath(frame.f_code.co_filename)
     line = frame.f_lineno
     return Site(os.path.basename(path), line, path, linecache.getline(path, line).strip())
 

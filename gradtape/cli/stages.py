@@ -49,7 +49,8 @@ def run_stages(f, specs, argnums=None, forward: bool = False, build: bool = True
     seconds: dict = {}
     t = time.perf_counter()
     sig = signature.describe(args, frozenset(), fname)
-    with recording_sites() as sites:
+    code = getattr(fun, "__code__", None)
+    with recording_sites([code.co_filename] if code else []) as sites:
         traced = trace_call(fun, args, sig, fname)
     t = _lap(seconds, "trace", t)
     if traced.captured:

@@ -15,11 +15,11 @@ from gradtape.cli.graph import drawable, kernels_of
 from gradtape.cli.stages import run_stages
 from gradtape.cli.targets import load_function, parse_shape
 
-from .mlp_fn import SHAPES
-
 HERE = os.path.dirname(os.path.abspath(__file__))
-MLP = os.path.join(HERE, "mlp_fn.py")
-LOSSES = os.path.join(os.path.dirname(HERE), "aot", "losses.py")
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MLP = os.path.join(ROOT, "examples", "losses.py")  # mlp_loss: 61 traced equations, as in docs/inspect_graph.md
+LOSSES = os.path.join(ROOT, "tests", "aot", "losses.py")
+SHAPES = load_function(f"{MLP}:mlp_loss").__globals__["MLP_SHAPES"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
 
