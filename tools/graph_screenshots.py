@@ -1,5 +1,5 @@
-"""Make docs/images/graph_rosenbrock.png and docs/images/graph_mlp.png: `inspect --graph out.html` pages
-as headless Chromium shows them (docs/inspect_graph.md).
+"""Make docs/images/graph_rosenbrock.png, graph_mlp.png and graph_mlp_adjoint.png: `inspect --graph
+out.html` pages as headless Chromium shows them (docs/inspect_graph.md).
 
     python tools/graph_screenshots.py            # needs `chromium` (Debian: apt-get install chromium)
 
@@ -27,6 +27,8 @@ SHOTS = [
     ("graph_rosenbrock.png", ["gradtape.demo:rosenbrock", "--shape", "x=1000"],
      "panel=adjoint&select=e", "1500,760"),
     ("graph_mlp.png", [f"{EXAMPLES}/losses.py:mlp_loss"], "panel=traced&select=bf", "1800,1200"),
+    ("graph_mlp_adjoint.png", [f"{EXAMPLES}/losses.py:mlp_loss"], "panel=adjoint&expand=k42&search=tanh",
+     "1800,1200"),
 ]
 
 
@@ -45,7 +47,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         for image, args, fragment, window in SHOTS:
-            page = os.path.join(tmp, image.replace(".png", ".html"))
+            page = os.path.join(tmp, image.replace(".png", ".html"))  # (the MLP's page is written twice: cheap)
             extra = mlp_shapes() if "mlp_loss" in args[0] else []
             with open(os.devnull, "w") as quiet:
                 stdout, sys.stdout = sys.stdout, quiet

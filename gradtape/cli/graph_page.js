@@ -23,6 +23,8 @@
     return e;
   }
 
+  function lineOf(n) { return "line " + n.site.line; }
+
   function fit(text, n) { return text.length <= n ? text : text.slice(0, n - 1) + "\u2026"; }
 
   function defs() {
@@ -140,7 +142,7 @@
         el("rect", { x: p.x, y: p.y, width: p.w, height: p.h }, e);
         el("text", { x: p.x + 8, y: p.y + 15 }, e, fit("\u25b8 " + g.label + " \u00b7 " + g.members.length + " eqns", 21));
         el("text", { x: p.x + 8, y: p.y + 30 }, e, fit(root.var + " = " + root.op, 21));
-        el("text", { class: "type", x: p.x + 8, y: p.y + 43 }, e, fit(root.type, 23));
+        el("text", { class: "type", x: p.x + 8, y: p.y + 43 }, e, fit(root.type + (root.site ? "  " + lineOf(root) : ""), 23));
         e.onclick = ev => { ev.stopPropagation(); toggle(gid); };
         elements[gid] = e;
         boxes++;
@@ -156,7 +158,7 @@
       el("rect", { x: p.x, y: p.y, width: p.w, height: p.h }, e);
       el("text", { x: p.x + 7, y: p.y + 15 }, e, fit(n.kind === "input" ? n.var + " (argument)" : n.var + " = " + n.op, 19));
       el("text", { class: "type", x: p.x + 7, y: p.y + 29 }, e,
-         fit(n.type + (n.site ? "  " + n.site.at.replace(/^.*?:/, "line ") : ""), 21));
+         fit(n.type + (n.site ? "  " + lineOf(n) : ""), 21));
       e.onclick = ev => { ev.stopPropagation(); select(n.id); };
       elements[n.id] = e;
       nodes++;
