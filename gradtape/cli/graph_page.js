@@ -13,7 +13,7 @@
   const details = document.getElementById("details");
   const search = document.getElementById("search");
   let panel = null, nodeById = {}, open = new Set(), where = {}, view = { x: 20, y: 20, k: 1 };
-  let elements = {}, edgeElements = [], matches = [], matchIndex = -1, selected = null, wrap = true;
+  let elements = {}, edgeElements = [], matches = [], matchIndex = -1, selected = null, wrap = true, dragged = false;
 
   function el(tag, attrs, parent, text) {
     const e = document.createElementNS(SVGNS, tag);
@@ -143,7 +143,7 @@
         el("text", { x: p.x + 8, y: p.y + 15 }, e, fit("\u25b8 " + g.label + " \u00b7 " + g.members.length + " eqns", 21));
         el("text", { x: p.x + 8, y: p.y + 30 }, e, fit(root.var + " = " + root.op, 21));
         el("text", { class: "type", x: p.x + 8, y: p.y + 43 }, e, fit(root.type + (root.site ? "  " + lineOf(root) : ""), 23));
-        e.onclick = ev => { ev.stopPropagation(); toggle(gid); };
+        e.onclick = ev => { ev.stopPropagation(); if (!dragged) toggle(gid); };
         elements[gid] = e;
         boxes++;
       }
@@ -159,7 +159,7 @@
       el("text", { x: p.x + 7, y: p.y + 15 }, e, fit(n.kind === "input" ? n.var + " (argument)" : n.var + " = " + n.op, 19));
       el("text", { class: "type", x: p.x + 7, y: p.y + 29 }, e,
          fit(n.type + (n.site ? "  " + lineOf(n) : ""), 21));
-      e.onclick = ev => { ev.stopPropagation(); select(n.id); };
+      e.onclick = ev => { ev.stopPropagation(); if (!dragged) select(n.id); };
       elements[n.id] = e;
       nodes++;
     }
@@ -212,7 +212,7 @@
       const g = panel.groups[id];
       add("h3", g.label + ": " + g.members.length + " equations, one loop nest");
       add("pre", g.members.map(m => nodeById[m].text).join("\n"));
-      add("p", "Click the box again to open it.", "hint");
+      add("p", "Click the box to open it.", "hint");
       return;
     }
     add("h3", n.kind === "input" ? "argument " + n.var : n.var + " = " + n.op);
@@ -271,9 +271,14 @@
 
   function panZoom() {
     let drag = null;
-    svg.addEventListener("mousedown", e => { drag = [e.clientX, e.clientY, view.x, view.y]; svg.classList.add("panning"); });
+    svg.addEventListener("mousedown", e => {
+      drag = [e.clientX, e.clientY, view.x, view.y];
+      dragged = false;
+      svg.classList.add("panning");
+    });
     window.addEventListener("mousemove", e => {
       if (!drag) return;
+      dragged = dragged || Math.abs(e.clientX - drag[0]) + Math.abs(e.clientY - drag[1]) > 3;
       view.x = drag[2] + e.clientX - drag[0];
       view.y = drag[3] + e.clientY - drag[1];
       applyView();
@@ -327,7 +332,8 @@
     runSearch();
     fitView();
   };
-  svg.addEventListener("click", () => { if (selected) { selected = null; render(); } });
+  // A click on the background (not the end of a drag) clears the selection.
+  svg.addEventListener("click", () => { if (selected && !dragged) { selected = null; render(); } });
   window.addEventListener("hashchange", fromFragment);
   window.addEventListener("resize", fitView);
   fromFragment();

@@ -13,6 +13,7 @@ import pytest
 import gradtape as gt
 from gradtape import cli
 from gradtape.cli.graph import drawable, kernels_of
+from gradtape.cli.targets import load_function
 from gradtape.codegen.fusion import plan_storage
 
 from ..aot.losses import data, loss
@@ -181,3 +182,23 @@ def test_argnums_and_its_errors(capsys):
     assert "no float argument there" in capsys.readouterr().err
     assert cli.main(["inspect", f"{LOSSES}:loss", *SHAPES, "--graph", "x.pdf"]) == 2
     assert ".html, .svg or .png" in capsys.readouterr().err
+
+
+def test_a_large_svg_draws_each_kernel_as_one_box(tmp_path, capsys):
+    # The MLP of docs/inspect_graph.md: 61 traced equations drawn one by one, its adjoint's 194 as kernels.
+    mlp = os.path.join(ROOT, "examples", "losses.py")
+    shapes = load_function(f"{mlp}:mlp_loss").__globals__["MLP_SHAPES"]
+    path = tmp_path / "mlp.svg"
+    assert cli.main(["inspect", f"{mlp}:mlp_loss", *[a for s in shapes for a in ("--shape", s)],
+                     "--graph", str(path)]) == 0
+    root = ET.parse(path).getroot()
+    assert len(_groups(_panel(root, "traced"), "eqn")) == 61 and not _groups(_panel(root, "traced"), "collapsed")
+    adjoint = _panel(root, "adjoint")
+    boxes, eqns = _groups(adjoint, "collapsed"), _groups(adjoint, "eqn")
+    inside = sum(len(g.find(f"{SVG}title").text.splitlines()) - 1 for g in boxes)  # the last line: "at ..."
+    assert len(eqns) + inside == 194 and len(eqns) + len(boxes) < 194 / 2  # each equation once, in fewer boxes
+    assert "collapsed" in adjoint.find(f"{SVG}text").text
+    for g in boxes:  # each box holds its equations' text, the last one named on the box
+        lines = g.find(f"{SVG}title").text.splitlines()
+        assert len(lines) >= 3 and lines[-1].startswith("at losses.py:")
+        assert g.find(f"{SVG}text").text.split(" = ")[0] == lines[-2].split(":")[0]
