@@ -9,14 +9,14 @@ nest, and a value computed inline belongs to the kernels that read it (an
 equation recomputed in several kernels is drawn in the first and says so).
 Call equations are inlined first, as code generation does.
 
-The layout is layered twice, with networkx: kernels are placed in rows by
-topological generation of the graph of kernels (its condensation, in case
-two kernels feed each other), and inside a kernel's box its equations are
-placed in rows by topological generation of their own dependencies; the
-order inside each row is layered_layout's (fewer crossing edges). The
-arguments form the first row. So every kernel is one box that overlaps no
-other, and data flows downwards. Each box is labelled with the IR's name of
-its value ("d = pow"), so it matches a line of the printed IR.
+The layout is layered twice, left to right, by layered_layout (layers by
+depth, ordered to reduce crossing edges): the arguments and the kernels'
+boxes in the graph of kernels, and inside a kernel's box its equations.
+The row of columns is wrapped into bands so that the picture is about
+twice as wide as high, not a strip. So every kernel is one box that
+overlaps no other, and data flows to the right (and on to the next band).
+Each box is labelled with the IR's name of its value ("d = pow"), so it
+matches a line of the printed IR.
 
 A panel of more than COLLAPSE_AT equations is drawn with each kernel
 collapsed into one box (`collapsed`): hundreds of equations drawn one by
@@ -26,17 +26,18 @@ from __future__ import annotations
 
 import dataclasses
 
-import networkx as nx
 
 from ..codegen.fusion import plan_storage
 from ..ir.inline_calls import inline_calls
 from ..ir import Var
 from ..ir.passes import dce
 from ..ir.printer import _Namer, eqn_to_text
-from .layered_layout import layered
+from .layered_layout import layered, place
 
 NODE_W, NODE_H = 150, 38  # pixels
-GAP_X, GAP_Y = 16, 26
+GAP_X, GAP_Y = 24, 12  # between boxes in a kernel, and between a column's boxes
+BAND_GAP_X, BAND_GAP_Y = 40, 40  # between columns of kernels, and between bands
+ASPECT = 2.0  # a panel's width / height: the column wraps into bands until it is about that
 PAD = 12  # inside a kernel's box
 LABEL_H = 16  # a kernel box's title line
 TITLE_H = 30  # a panel's title line
@@ -191,53 +192,49 @@ def collapsed(panel: Panel) -> Panel:
 
 
 def _place(panel: Panel):
-    graph = nx.DiGraph()
-    graph.add_nodes_from(n.id for n in panel.nodes)
-    graph.add_edges_from(panel.edges)
     node = {n.id: n for n in panel.nodes}
-    # Each kernel's box: its equations in rows by generation inside the kernel.
+    # Each kernel's box: its equations laid out left to right inside it.
     for k in panel.kernels:
         ids = [n.id for n in k.nodes]
-        rows = layered(ids, list(graph.subgraph(ids).edges))
-        width = max(len(r) for r in rows)
-        k.w = width * NODE_W + (width - 1) * GAP_X + 2 * PAD
-        k.h = len(rows) * NODE_H + (len(rows) - 1) * GAP_Y + 2 * PAD + LABEL_H
-        for j, row in enumerate(rows):
-            for i, nid in enumerate(row):
-                node[nid].x = PAD + i * (NODE_W + GAP_X) + (width - len(row)) * (NODE_W + GAP_X) / 2
-                node[nid].y = PAD + LABEL_H + j * (NODE_H + GAP_Y)
-    # Kernels in rows by generation of the graph of kernels.
-    kgraph = nx.DiGraph()
-    kgraph.add_nodes_from(k.id for k in panel.kernels)
-    kgraph.add_edges_from(
-        (node[a].kernel, node[b].kernel) for a, b in panel.edges
-        if node[a].kernel is not None and node[a].kernel != node[b].kernel
-    )
-    kernel = {k.id: k for k in panel.kernels}
-    inputs = [n for n in panel.nodes if n.kind == "input"]
-    y = TITLE_H
-    width = len(inputs) * (NODE_W + GAP_X)
-    for n_in, n in enumerate(inputs):
-        n.x, n.y = GAP_X + n_in * (NODE_W + GAP_X), y
-    y += (NODE_H + 2 * GAP_Y) if inputs else 0
-    for ids in layered([k.id for k in panel.kernels], list(kgraph.edges)):
-        row = [kernel[k] for k in ids]
-        x = GAP_X
-        for k in row:
+        inside = set(ids)
+        columns = layered(ids, [(a, b) for a, b in panel.edges if a in inside and b in inside])
+        pos, (w, h) = place(columns, lambda _: (NODE_W, NODE_H), GAP_X, GAP_Y)
+        k.w, k.h = w + 2 * PAD, h + 2 * PAD + LABEL_H
+        for nid, (x, y) in pos.items():
+            node[nid].x, node[nid].y = PAD + x, PAD + LABEL_H + y
+    # The arguments and the kernels' boxes, left to right, wrapped into bands.
+    item = {n.id: ("k", n.kernel) if n.kernel is not None else n.id for n in panel.nodes}
+    kernel = {("k", k.id): k for k in panel.kernels}
+    items = list(dict.fromkeys(item[n.id] for n in panel.nodes))
+    edges = list(dict.fromkeys((item[a], item[b]) for a, b in panel.edges if item[a] != item[b]))
+    pos, (w, h) = place(layered(items, edges), lambda i: (kernel[i].w, kernel[i].h) if i in kernel else (NODE_W, NODE_H),
+                        BAND_GAP_X, GAP_Y, BAND_GAP_Y, ASPECT, min_width=1800)
+    for i, (x, y) in pos.items():
+        x, y = GAP_X + x, TITLE_H + y
+        if i in kernel:
+            k = kernel[i]
             k.x, k.y = x, y
             for n in k.nodes:
-                n.x += k.x
-                n.y += k.y
-            x += k.w + GAP_X
-        width = max(width, x)
-        y += max(k.h for k in row) + GAP_Y
-    panel.width, panel.height = max(width, 320), y + GAP_Y
+                n.x += x
+                n.y += y
+        else:
+            node[i].x, node[i].y = x, y
+    panel.width, panel.height = max(w + 2 * GAP_X, 320), h + TITLE_H + GAP_Y
+
+
+def edge_path(s: Node, d: Node) -> tuple:
+    """The arrow from node s to node d, right side to left side: ((x1, y1), (x of the two control
+    points), (x2, y2)) of a cubic curve whose control points share their end's y."""
+    x1, y1, x2, y2 = s.x + NODE_W, s.y + NODE_H / 2, d.x, d.y + NODE_H / 2
+    bend = max(30.0, (x2 - x1) / 2) if x2 > x1 else 60.0  # to a later band: out to the right, in from the left
+    return (x1, y1), (x1 + bend, x2 - bend), (x2, y2)
 
 
 def scene(panels: list) -> tuple:
-    """Stack panels side by side; returns (width, height) of the whole picture."""
-    x = 0.0
+    """Stack panels top to bottom (each is about ASPECT times wider than high); returns (width, height)
+    of the whole picture."""
+    y = 0.0
     for p in panels:
-        p.x, p.y = x, 0.0
-        x += p.width + 2 * GAP_X
-    return x, max((p.height for p in panels), default=0.0)
+        p.x, p.y = 0.0, y
+        y += p.height + 2 * GAP_Y
+    return max((p.width for p in panels), default=0.0), y

@@ -82,7 +82,8 @@
     const total = widths.reduce((a, w) => a + w + G.gap_x, 0);
     const tallest = Math.max(1, ...heights) + G.band_gap;
     const aspect = (svg.clientWidth || 1200) / (svg.clientHeight || 800);
-    const bands = wrap ? Math.max(1, Math.round(Math.sqrt(total / (tallest * aspect)))) : 1;
+    const fits = total <= (svg.clientWidth || 1200) * 1.1;  // one row that fits the window at zoom 0.9 stays
+    const bands = wrap && !fits ? Math.max(1, Math.round(Math.sqrt(total / (tallest * aspect)))) : 1;
     const limit = Math.max(total / bands, ...widths) + 1;
     const rows = [[]];
     let x = 0;

@@ -3,6 +3,7 @@
     columns = layered(nodes, edges)          # [[node, ...], ...]: every edge goes to a later column
     crossings(columns, edges)                # what the ordering minimizes
     positions, (w, h) = place(columns, size, gap_x=40, gap_y=12)   # left to right, in pixels
+    positions, (w, h) = place(columns, size, 40, 12, band_gap=50, aspect=1.6)   # wrapped into bands
 
 The three steps of Sugiyama's method, kept cheap enough for a 1,000-equation
 program in well under a second:
@@ -22,6 +23,11 @@ program in well under a second:
   worse than the initial order, which is the program's);
 - coordinates: columns left to right, each as wide as its widest node,
   nodes stacked top to bottom and each column centred on the tallest.
+  A program is mostly a long chain, so one row of columns is a strip a few
+  boxes high and metres long: with `aspect`, the row is wrapped like a line
+  of text into bands stacked top to bottom, as many as make the picture
+  about that much wider than high (graph_page.js does the same in the
+  browser, where opening a kernel changes the sizes).
 """
 from __future__ import annotations
 
@@ -121,20 +127,40 @@ def _inversions(pairs: list) -> int:
     return count
 
 
-def place(columns: list, size, gap_x: float, gap_y: float) -> tuple:
+def place(columns: list, size, gap_x: float, gap_y: float, band_gap: float = 0.0, aspect: float | None = None,
+          min_width: float = 0.0) -> tuple:
     """Left-to-right coordinates: ({node: (x, y) of its top-left corner}, (width, height)).
 
     `size(node)` is (width, height). Columns are `gap_x` apart, nodes in a
-    column `gap_y` apart, each column centred vertically on the tallest.
+    column `gap_y` apart, each column centred vertically in its band. With
+    `aspect` (width / height wanted), the columns wrap into bands `band_gap`
+    apart, unless one row is at most `min_width` wide (it fits a screen as it is).
     """
     sizes = [[size(n) for n in col] for col in columns]
+    widths = [max((w for w, _ in s), default=0.0) for s in sizes]
     heights = [sum(h for _, h in s) + gap_y * (len(s) - 1) for s in sizes]
-    total_h = max(heights, default=0.0)
-    positions, x = {}, 0.0
-    for col, s, h in zip(columns, sizes, heights):
-        y = (total_h - h) / 2
-        for n, (w_n, h_n) in zip(col, s):
-            positions[n] = (x, y)
-            y += h_n + gap_y
-        x += max((w for w, _ in s), default=0.0) + gap_x
-    return positions, (max(x - gap_x, 0.0), total_h)
+    total = sum(w + gap_x for w in widths)
+    bands = 1
+    if aspect and total > min_width:  # b bands of height H each: total / b wide, b * H high; their ratio is `aspect`
+        bands = max(1, round((total / ((max(heights, default=0.0) + band_gap) * aspect)) ** 0.5))
+    limit = max([total / bands, *widths]) + 1
+    rows, x = [[]], 0.0
+    for j, w in enumerate(widths):
+        if x > 0 and x + w > limit:
+            rows.append([])
+            x = 0.0
+        rows[-1].append(j)
+        x += w + gap_x
+    positions, top, right = {}, 0.0, 0.0
+    for row in rows:
+        band_h = max(heights[j] for j in row) if row else 0.0
+        x = 0.0
+        for j in row:
+            y = top + (band_h - heights[j]) / 2
+            for n, (w_n, h_n) in zip(columns[j], sizes[j]):
+                positions[n] = (x, y)
+                y += h_n + gap_y
+            x += widths[j] + gap_x
+        right = max(right, x - gap_x)
+        top += band_h + band_gap
+    return positions, (max(right, 0.0), max(top - band_gap, 0.0))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from .graph import NODE_H, NODE_W, scene
+from .graph import NODE_H, NODE_W, edge_path, scene
 
 _STYLE = """
   text { font-family: DejaVu Sans, Helvetica, Arial, sans-serif; font-size: 11px; fill: #222; }
@@ -49,9 +49,8 @@ def to_svg(panels: list) -> str:
         node = {n.id: n for n in p.nodes}
         for a, b in p.edges:
             s, d = node[a], node[b]
-            x1, y1, x2, y2 = s.x + NODE_W / 2, s.y + NODE_H, d.x + NODE_W / 2, d.y
-            mid = (y1 + y2) / 2
-            out.append(f'<path class="edge" d="M {x1:.1f} {y1:.1f} C {x1:.1f} {mid:.1f} {x2:.1f} {mid:.1f} '
+            (x1, y1), (c1x, c2x), (x2, y2) = edge_path(s, d)
+            out.append(f'<path class="edge" d="M {x1:.1f} {y1:.1f} C {c1x:.1f} {y1:.1f} {c2x:.1f} {y2:.1f} '
                        f'{x2:.1f} {y2:.1f}"/>')
         for n in p.nodes:
             out.append(_node(n))
