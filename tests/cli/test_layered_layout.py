@@ -100,3 +100,15 @@ def test_the_page_data_names_nodes_as_the_printed_ir():
     assert [f"{n['var']} = {n['op']}" for n in eqns] == [
         f"{line.split(':')[0].strip()} = {line.split(' = ')[1].split()[0].split('[')[0]}" for line in printed]
     assert [n["text"] for n in eqns] == [line.strip() for line in printed]
+
+
+def test_a_long_chain_wraps_into_bands_of_the_asked_shape():
+    chain = [[i] for i in range(60)]  # 60 columns of one 100 x 30 box
+    pos, (w, h) = place(chain, lambda n: (100, 30), 40, 10, band_gap=50, aspect=2.0)
+    assert 1.0 < w / h < 4.0  # about twice as wide as high, where one row is 8,360 x 30
+    tops = sorted({y for _, y in pos.values()})
+    assert len(tops) > 1 and all(b - a >= 30 + 50 for a, b in zip(tops, tops[1:]))  # bands never overlap
+    for i in range(59):  # in reading order: right along a band, then on to the next band's start
+        (x1, y1), (x2, y2) = pos[i], pos[i + 1]
+        assert (y2 == y1 and x2 > x1) or (y2 > y1 and x2 == 0)
+    assert place(chain[:5], lambda n: (100, 30), 40, 10, 50, 2.0, min_width=1000)[1] == (660, 30)  # fits: one row
