@@ -17,7 +17,7 @@ here). Python lays each panel out and the script only places columns:
   of columns into bands to fit the window's shape (a program is mostly a
   long chain: one row of it is a strip a few boxes high and metres long).
 
-A panel of more than COLLAPSED_AT equations starts with its kernels
+A panel of more than graph.COLLAPSE_AT equations starts with its kernels
 collapsed, so a 1,000-equation program opens as a readable picture of
 kernels; any kernel opens with a click.
 """
@@ -27,10 +27,9 @@ import importlib.resources
 import json
 from html import escape
 
-from .graph import Panel
+from .graph import COLLAPSE_AT, Panel
 from .layered_layout import layered, place
 
-COLLAPSED_AT = 80  # equations; as graph.COLLAPSE_AT for the SVG
 # Pixels, shared with the script (it reads them from the page's data).
 GEOMETRY = {"node_w": 140, "node_h": 36, "box_w": 160, "box_h": 50, "gap_x": 40, "gap_y": 14,
             "inner_gap_x": 24, "inner_gap_y": 10, "pad": 10, "label_h": 18, "band_gap": 50}
@@ -58,7 +57,7 @@ def panel_data(panel: Panel) -> dict:
     columns = layered(items, [(a, b) for a, b in item_edges if a != b])
     return {
         "name": panel.name, "title": panel.title, "equations": panel.eqn_count,
-        "collapsed": panel.eqn_count > COLLAPSED_AT,
+        "collapsed": panel.eqn_count > COLLAPSE_AT,
         "nodes": [_node(node_of[i], item.get(i)) for i in node_of],
         "groups": groups, "columns": columns, "edges": panel.edges,
     }
