@@ -2,15 +2,20 @@
 
     python -m gradtape aot losses:loss --shape w=3,4 --shape x=4 --value-and-grad -o libloss.so
     python -m gradtape inspect losses:loss --shape w=3,4 --shape x=4 --llvm --graph loss.svg
+    python -m gradtape inspect losses:loss --shape w=3,4 --shape x=4 --graph loss.html
 
 `aot` exports a C shared library and header (gradtape.export_c) and can
 save the compiled function (--save, for gradtape.load); `inspect` prints the
 traced, adjoint and optimized IR (and LLVM IR) with the time of each stage
-and draws the graphs with their fused kernels.
+and draws the graphs with their fused kernels: as an interactive,
+self-contained HTML page (docs/inspect_graph.md), an SVG or a PNG.
 
 Files: targets.py (module:function and --shape), aot_command.py,
-inspect_command.py, stages.py (the timed pipeline), graph.py (layout of
-a Function's graph with its kernels), svg.py and png.py (drawing it).
+inspect_command.py, stages.py (the timed pipeline), sources.py (the user's
+line of each equation), graph.py (a Function's graph with its kernels, and
+its top-down layout), layered_layout.py (layers and crossing reduction),
+svg.py and png.py (drawing it), html_graph.py with graph_page.js and
+graph_page.css (the interactive page).
 """
 from __future__ import annotations
 

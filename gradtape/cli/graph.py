@@ -1,6 +1,7 @@
 """A Function as a picture: equations as boxes, data flow as arrows, fused kernels as groups.
 
     panel = layout(fn, "traced")      # positions in pixels; svg.py and png.py draw it
+    panel = model(fn, "traced")       # the same without positions (html_graph.py lays it out itself)
 
 The kernels are the code generator's: gradtape.codegen.fusion.plan_storage
 decides which values get a buffer, each stored value is the root of a loop
@@ -8,42 +9,54 @@ nest, and a value computed inline belongs to the kernels that read it (an
 equation recomputed in several kernels is drawn in the first and says so).
 Call equations are inlined first, as code generation does.
 
-The layout is layered twice, with networkx: kernels are placed in rows by
-topological generation of the graph of kernels (its condensation, in case
-two kernels feed each other), and inside a kernel's box its equations are
-placed in rows by topological generation of their own dependencies. The
-arguments form the first row. So every kernel is one box that overlaps no
-other, and data flows downwards.
+The layout is layered twice, left to right, by layered_layout (layers by
+depth, ordered to reduce crossing edges): the arguments and the kernels'
+boxes in the graph of kernels, and inside a kernel's box its equations.
+The row of columns is wrapped into bands so that the picture is about
+twice as wide as high, not a strip. So every kernel is one box that
+overlaps no other, and data flows to the right (and on to the next band).
+Each box is labelled with the IR's name of its value ("d = pow"), so it
+matches a line of the printed IR.
+
+A panel of more than COLLAPSE_AT equations is drawn with each kernel
+collapsed into one box (`collapsed`): hundreds of equations drawn one by
+one make a picture nobody can read.
 """
 from __future__ import annotations
 
 import dataclasses
 
-import networkx as nx
 
 from ..codegen.fusion import plan_storage
 from ..ir.inline_calls import inline_calls
 from ..ir import Var
 from ..ir.passes import dce
 from ..ir.printer import _Namer, eqn_to_text
+from .layered_layout import layered, place
 
 NODE_W, NODE_H = 150, 38  # pixels
-GAP_X, GAP_Y = 16, 26
+GAP_X, GAP_Y = 24, 12  # between boxes in a kernel, and between a column's boxes
+BAND_GAP_X, BAND_GAP_Y = 40, 40  # between columns of kernels, and between bands
+ASPECT = 2.0  # a panel's width / height: the column wraps into bands until it is about that
 PAD = 12  # inside a kernel's box
 LABEL_H = 16  # a kernel box's title line
 TITLE_H = 30  # a panel's title line
+COLLAPSE_AT = 80  # equations: more, and the SVG/PNG draw kernels as single boxes
 
 
 @dataclasses.dataclass
 class Node:
     id: str
-    kind: str  # "input" or "eqn"
-    label: str  # op name (or the input's name)
+    kind: str  # "input", "eqn", or "collapsed" (a kernel drawn as one box for its equations)
+    label: str  # "var = op" (or the input's "var"), as the printed IR names it
     type: str  # the value's type, e.g. f64[3,4]
     title: str  # the full equation text
     kernel: int | None = None
     output: bool = False  # an output of the Function
     note: str = ""
+    var: str = ""  # the IR's name of the value ("d"; "d, e" for a loop's results)
+    op: str = ""
+    site: object = None  # sources.Site: the user's line that traced it
     x: float = 0.0
     y: float = 0.0
 
@@ -102,13 +115,25 @@ def kernels_of(fn) -> dict:
     return kernels
 
 
-def layout(fn, name: str, title: str) -> Panel:
-    """The panel of `fn` (already drawable()): nodes, kernel boxes and edges with positions."""
+def layout(fn, name: str, title: str, sites=None) -> Panel:
+    """The panel of `fn` (already drawable()): nodes, kernel boxes and edges with positions;
+    kernels collapsed when it has more than COLLAPSE_AT equations."""
+    panel = model(fn, name, title, sites)
+    if panel.eqn_count > COLLAPSE_AT:
+        panel = collapsed(panel)
+    _place(panel)
+    return panel
+
+
+def model(fn, name: str, title: str, sites=None) -> Panel:
+    """The panel of `fn` (already drawable()) without positions. `sites`: {Var: sources.Site}."""
+    sites = sites or {}
     namer = _Namer()
     nodes, by_var = [], {}
     for k, v in enumerate(fn.invars):
         text = namer.define(v)
-        node = Node(f"{name}-in{k}", "input", text.split(":")[0], str(v.type), f"input {text}")
+        var = text.split(":")[0]
+        node = Node(f"{name}-in{k}", "input", var, str(v.type), f"input {text}", var=var, op="input")
         nodes.append(node)
         by_var[v] = node
     outputs = {v for v in fn.outvars if isinstance(v, Var)}
@@ -122,7 +147,10 @@ def layout(fn, name: str, title: str) -> Panel:
         text = eqn_to_text(e, namer)
         ks = membership[e.out]
         note = f"recomputed in {len(ks)} kernels" if len(ks) > 1 else ""
-        node = Node(f"{name}-e{k}", "eqn", e.op.name, str(e.out.type), text, roots[ks[0]], e.out in outputs, note)
+        var = text.split(" = ")[0]
+        var = ", ".join(part.split(":")[0] for part in var.split(", "))
+        node = Node(f"{name}-e{k}", "eqn", f"{var} = {e.op.name}", str(e.out.type), text, roots[ks[0]],
+                    e.out in outputs, note, var, e.op.name, sites.get(e.out))
         nodes.append(node)
         eqn_nodes.append(node)
         for w in e.outvars:  # an equation of several results (a loop) is one node for all of them
@@ -138,64 +166,75 @@ def layout(fn, name: str, title: str) -> Panel:
         root = by_var[v]
         kernels.append(Kernel(k, f"kernel {k}: {root.label} -> {root.type}" if len(members) > 1 else f"kernel {k}",
                               members))
-    panel = Panel(name, f"{title} ({len(fn.eqns)} equations, {len(kernels)} kernels)", nodes, kernels, edges)
-    _place(panel)
-    return panel
+    return Panel(name, f"{title} ({len(fn.eqns)} equations, {len(kernels)} kernels)", nodes, kernels, edges)
+
+
+def collapsed(panel: Panel) -> Panel:
+    """The panel with each kernel of several equations drawn as one node (kind "collapsed") holding
+    their text, its edges those of its equations to and from outside it."""
+    nodes, kernels = [n for n in panel.nodes if n.kind == "input"], []
+    rep = {n.id: n.id for n in nodes}
+    for k in panel.kernels:
+        if len(k.nodes) == 1:
+            node = k.nodes[0]
+        else:
+            root = k.nodes[-1]  # the stored value: its equations are computed for it, so before it
+            node = Node(f"{panel.name}-k{k.id}", "collapsed", f"{root.var} = kernel {k.id}",
+                        f"{len(k.nodes)} eqns -> {root.type}", "\n".join(n.title for n in k.nodes), k.id,
+                        any(n.output for n in k.nodes), var=root.var, op="kernel", site=root.site)
+        for n in k.nodes:
+            rep[n.id] = node.id
+        nodes.append(node)
+        kernels.append(Kernel(k.id, k.label, [node]))
+    edges = list(dict.fromkeys((rep[a], rep[b]) for a, b in panel.edges if rep[a] != rep[b]))
+    title = panel.title[:-1] + ", collapsed)" if panel.title.endswith(")") else panel.title
+    return Panel(panel.name, title, nodes, kernels, edges)
 
 
 def _place(panel: Panel):
-    graph = nx.DiGraph()
-    graph.add_nodes_from(n.id for n in panel.nodes)
-    graph.add_edges_from(panel.edges)
     node = {n.id: n for n in panel.nodes}
-    # Each kernel's box: its equations in rows by generation inside the kernel.
+    # Each kernel's box: its equations laid out left to right inside it.
     for k in panel.kernels:
-        sub = graph.subgraph(n.id for n in k.nodes)
-        rows = [sorted(gen, key=_eqn_index) for gen in nx.topological_generations(sub)]
-        width = max(len(r) for r in rows)
-        k.w = width * NODE_W + (width - 1) * GAP_X + 2 * PAD
-        k.h = len(rows) * NODE_H + (len(rows) - 1) * GAP_Y + 2 * PAD + LABEL_H
-        for j, row in enumerate(rows):
-            for i, nid in enumerate(row):
-                node[nid].x = PAD + i * (NODE_W + GAP_X) + (width - len(row)) * (NODE_W + GAP_X) / 2
-                node[nid].y = PAD + LABEL_H + j * (NODE_H + GAP_Y)
-    # Kernels in rows by generation of the graph of kernels.
-    kgraph = nx.DiGraph()
-    kgraph.add_nodes_from(k.id for k in panel.kernels)
-    kgraph.add_edges_from(
-        (node[a].kernel, node[b].kernel) for a, b in panel.edges
-        if node[a].kernel is not None and node[a].kernel != node[b].kernel
-    )
-    condensed = nx.condensation(kgraph)
-    kernel = {k.id: k for k in panel.kernels}
-    inputs = [n for n in panel.nodes if n.kind == "input"]
-    y = TITLE_H
-    width = len(inputs) * (NODE_W + GAP_X)
-    for n_in, n in enumerate(inputs):
-        n.x, n.y = GAP_X + n_in * (NODE_W + GAP_X), y
-    y += (NODE_H + 2 * GAP_Y) if inputs else 0
-    for generation in nx.topological_generations(condensed):
-        row = sorted((kernel[k] for c in generation for k in condensed.nodes[c]["members"]), key=lambda k: k.id)
-        x = GAP_X
-        for k in row:
+        ids = [n.id for n in k.nodes]
+        inside = set(ids)
+        columns = layered(ids, [(a, b) for a, b in panel.edges if a in inside and b in inside])
+        pos, (w, h) = place(columns, lambda _: (NODE_W, NODE_H), GAP_X, GAP_Y)
+        k.w, k.h = w + 2 * PAD, h + 2 * PAD + LABEL_H
+        for nid, (x, y) in pos.items():
+            node[nid].x, node[nid].y = PAD + x, PAD + LABEL_H + y
+    # The arguments and the kernels' boxes, left to right, wrapped into bands.
+    item = {n.id: ("k", n.kernel) if n.kernel is not None else n.id for n in panel.nodes}
+    kernel = {("k", k.id): k for k in panel.kernels}
+    items = list(dict.fromkeys(item[n.id] for n in panel.nodes))
+    edges = list(dict.fromkeys((item[a], item[b]) for a, b in panel.edges if item[a] != item[b]))
+    pos, (w, h) = place(layered(items, edges), lambda i: (kernel[i].w, kernel[i].h) if i in kernel else (NODE_W, NODE_H),
+                        BAND_GAP_X, GAP_Y, BAND_GAP_Y, ASPECT, min_width=1800)
+    for i, (x, y) in pos.items():
+        x, y = GAP_X + x, TITLE_H + y
+        if i in kernel:
+            k = kernel[i]
             k.x, k.y = x, y
             for n in k.nodes:
-                n.x += k.x
-                n.y += k.y
-            x += k.w + GAP_X
-        width = max(width, x)
-        y += max(k.h for k in row) + GAP_Y
-    panel.width, panel.height = max(width, 320), y + GAP_Y
+                n.x += x
+                n.y += y
+        else:
+            node[i].x, node[i].y = x, y
+    panel.width, panel.height = max(w + 2 * GAP_X, 320), h + TITLE_H + GAP_Y
 
 
-def _eqn_index(node_id: str) -> int:
-    return int(node_id.rsplit("-e", 1)[1])
+def edge_path(s: Node, d: Node) -> tuple:
+    """The arrow from node s to node d, right side to left side: ((x1, y1), (x of the two control
+    points), (x2, y2)) of a cubic curve whose control points share their end's y."""
+    x1, y1, x2, y2 = s.x + NODE_W, s.y + NODE_H / 2, d.x, d.y + NODE_H / 2
+    bend = max(30.0, (x2 - x1) / 2) if x2 > x1 else 60.0  # to a later band: out to the right, in from the left
+    return (x1, y1), (x1 + bend, x2 - bend), (x2, y2)
 
 
 def scene(panels: list) -> tuple:
-    """Stack panels side by side; returns (width, height) of the whole picture."""
-    x = 0.0
+    """Stack panels top to bottom (each is about ASPECT times wider than high); returns (width, height)
+    of the whole picture."""
+    y = 0.0
     for p in panels:
-        p.x, p.y = x, 0.0
-        x += p.width + 2 * GAP_X
-    return x, max((p.height for p in panels), default=0.0)
+        p.x, p.y = 0.0, y
+        y += p.height + 2 * GAP_Y
+    return max((p.width for p in panels), default=0.0), y

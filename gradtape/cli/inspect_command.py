@@ -5,7 +5,8 @@ import os
 import sys
 
 from .. import codegen
-from .graph import drawable, layout
+from .graph import drawable, layout, model
+from .html_graph import to_html
 from .png import write_png
 from .stages import run_stages
 from .svg import to_svg
@@ -19,19 +20,24 @@ def add_parser(commands):
         "inspect", help="print the traced, adjoint and optimized IR with the time of each stage",
         description="Trace module:function for the given shapes and print its IR at every stage of "
                     "value_and_grad's pipeline (traced, adjoint, optimized; --llvm: the LLVM IR) with the "
-                    "time each stage took; --graph draws the traced and adjoint graphs with the fused kernels.")
+                    "time each stage took; --graph draws the traced, adjoint and optimized graphs with the fused "
+                    "kernels: out.html is an interactive page (one self-contained file: pan, zoom, search, "
+                    "kernels that open on a click, each box named as in the printed IR and linked to its "
+                    "source line; docs/inspect_graph.md), out.svg or out.png a picture whose kernels are "
+                    "collapsed past 80 equations.")
     add_target_arguments(p)
     p.add_argument("--argnums", help="arguments to differentiate, comma-separated (default: every float one)")
     p.add_argument("--forward", action="store_true", help="no adjoint: the function alone")
     p.add_argument("--llvm", action="store_true", help="also print the LLVM IR that code generation makes")
-    p.add_argument("--graph", metavar="FILE", help="draw the graphs into FILE (.svg, or .png with matplotlib)")
+    p.add_argument("--graph", metavar="FILE",
+                   help="draw the graphs into FILE: .html (interactive, self-contained), .svg, or .png (matplotlib)")
     p.set_defaults(run=run, parser=p)
 
 
 def run(args, out=None) -> int:
     out = out or sys.stdout
-    if args.graph and os.path.splitext(args.graph)[1].lower() not in (".svg", ".png"):
-        raise UsageError(f"--graph {args.graph!r}: the picture is written as .svg or .png")
+    if args.graph and os.path.splitext(args.graph)[1].lower() not in (".html", ".svg", ".png"):
+        raise UsageError(f"--graph {args.graph!r}: the picture is written as .html, .svg or .png")
     f = load_function(args.target)
     named = [parse_shape(s, args.dtype) for s in args.shape]
     names, specs = [n for n, _ in named], [s for _, s in named]
@@ -63,7 +69,7 @@ def run(args, out=None) -> int:
             _section(out, "LLVM IR", f"(none: {e})")
     _section(out, "time per stage (ms)", _times(run_))
     if args.graph:
-        _draw(run_, args.graph)
+        _draw(run_, args.graph, title)
         print(f"\nwrote {args.graph}", file=out)
     return 0
 
@@ -85,11 +91,16 @@ def _times(run_) -> str:
     return "\n".join(lines)
 
 
-def _draw(run_, path: str):
-    panels = [layout(drawable(run_.traced), "traced", "traced")]
+def _draw(run_, path: str, title: str):
+    stages = [(run_.traced, "traced", "traced")]
     if run_.adjoint is not None:
-        panels.append(layout(drawable(run_.adjoint), "adjoint", "adjoint"))
-    panels.append(layout(drawable(run_.optimized), "optimized", "optimized (compiled)"))
+        stages.append((run_.adjoint, "adjoint", "adjoint"))
+    stages.append((run_.optimized, "optimized", "optimized (compiled)"))
+    if path.lower().endswith(".html"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(to_html([model(drawable(fn), name, text, run_.sites) for fn, name, text in stages], title))
+        return
+    panels = [layout(drawable(fn), name, text, run_.sites) for fn, name, text in stages]
     if path.lower().endswith(".png"):
         write_png(panels, path)
     else:

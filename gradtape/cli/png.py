@@ -5,7 +5,7 @@ directly, never pyplot, so it changes no global matplotlib state.
 """
 from __future__ import annotations
 
-from .graph import NODE_H, NODE_W, scene
+from .graph import NODE_H, NODE_W, edge_path, scene
 
 DPI = 100
 
@@ -20,6 +20,7 @@ def write_png(panels: list, path: str):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
         from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+        from matplotlib.path import Path as MplPath
     except ImportError:
         raise ImportError('drawing a PNG needs matplotlib: pip install "gradtape[plot]", or write an .svg') from None
     width, height = scene(panels)
@@ -38,11 +39,14 @@ def write_png(panels: list, path: str):
         node = {n.id: n for n in p.nodes}
         for a, b in p.edges:
             s, d = node[a], node[b]
-            ax.add_patch(FancyArrowPatch(
-                (p.x + s.x + NODE_W / 2, p.y + s.y + NODE_H), (p.x + d.x + NODE_W / 2, p.y + d.y),
-                arrowstyle="-|>", mutation_scale=8, color="#8a8a8a", linewidth=0.9, shrinkA=0, shrinkB=0))
+            (x1, y1), (c1, c2), (x2, y2) = edge_path(s, d)
+            curve = MplPath([(p.x + x1, p.y + y1), (p.x + c1, p.y + y1), (p.x + c2, p.y + y2), (p.x + x2, p.y + y2)],
+                            [MplPath.MOVETO, MplPath.CURVE4, MplPath.CURVE4, MplPath.CURVE4])
+            ax.add_patch(FancyArrowPatch(path=curve, arrowstyle="-|>", mutation_scale=8, color="#8a8a8a",
+                                         linewidth=0.9, shrinkA=0, shrinkB=0))
         for n in p.nodes:
-            face, edge, lw = ("#fdf2d0", "#b9a050", 1) if n.kind == "input" else ("white", "#555", 1)
+            face, edge, lw = {"input": ("#fdf2d0", "#b9a050", 1), "collapsed": ("#dbe8f6", "#47698c", 1.5)}.get(
+                n.kind, ("white", "#555", 1))
             if n.output:
                 edge, lw = "#c0392b", 2.2
             ax.add_patch(FancyBboxPatch((p.x + n.x, p.y + n.y), NODE_W, NODE_H, boxstyle="round,pad=0,rounding_size=4",

@@ -26,6 +26,7 @@ from ..runtime.build import Fallback, build_native
 from ..staging import StagedFunction
 from ..tracer import signature
 from ..tracer.trace import trace_call
+from .sources import derivative_sites, recording_sites
 from .targets import UsageError
 
 
@@ -38,6 +39,7 @@ class Run:
     seconds: dict
     compile_seconds: dict  # the runtime's stages
     fallback: str | None  # why native code was not built, if it was not
+    sites: dict = dataclasses.field(default_factory=dict)  # {Var: sources.Site} of every stage's equations
 
 
 def run_stages(f, specs, argnums=None, forward: bool = False, build: bool = True) -> Run:
@@ -47,7 +49,9 @@ def run_stages(f, specs, argnums=None, forward: bool = False, build: bool = True
     seconds: dict = {}
     t = time.perf_counter()
     sig = signature.describe(args, frozenset(), fname)
-    traced = trace_call(fun, args, sig, fname)
+    code = getattr(fun, "__code__", None)
+    with recording_sites([code.co_filename] if code else []) as sites:
+        traced = trace_call(fun, args, sig, fname)
     t = _lap(seconds, "trace", t)
     if traced.captured:
         raise UsageError(f"{fname} reads values of an enclosing trace; inspect a top-level function")
@@ -62,10 +66,14 @@ def run_stages(f, specs, argnums=None, forward: bool = False, build: bool = True
                              f"(the float arguments are {floats})")
         if not wrt:
             raise UsageError(f"{fname} has no float argument to differentiate; use --forward")
-        joint, _ = ir.vjp(fn, wrt)
+        origins: dict = {}
+        joint, _ = ir.vjp(fn, wrt, origins)
+        sites.update(derivative_sites(sites, origins))
         out = fn.out_types
         if len(out) == 1 and out[0].shape == () and out[0].is_float:
-            joint = substitute_inputs(joint, {len(fn.invars): ir.Literal(1, out[0].dtype)})
+            seeded = substitute_inputs(joint, {len(fn.invars): ir.Literal(1, out[0].dtype)})
+            _rename_sites(sites, joint, seeded)
+            joint = seeded
         adjoint = joint
         t = _lap(seconds, "adjoint", t)
     optimized = optimize(adjoint if adjoint is not None else fn)
@@ -77,7 +85,15 @@ def run_stages(f, specs, argnums=None, forward: bool = False, build: bool = True
             compile_seconds = dict(native.timings)
         except Fallback as e:
             fallback = str(e)
-    return Run(fn, adjoint, optimized, wrt, seconds, compile_seconds, fallback)
+    return Run(fn, adjoint, optimized, wrt, seconds, compile_seconds, fallback, sites)
+
+
+def _rename_sites(sites: dict, old, new):
+    """substitute_inputs copies equation for equation with fresh Vars: the copies keep the sites."""
+    for e_old, e_new in zip(old.eqns, new.eqns):
+        for a, b in zip(e_old.outvars, e_new.outvars):
+            if a in sites:
+                sites[b] = sites[a]
 
 
 def _lap(seconds: dict, stage: str, t0: float) -> float:

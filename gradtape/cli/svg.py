@@ -1,14 +1,16 @@
 """Panels (graph.py) as an SVG document, written directly (no dependency).
 
 Each equation is a `<g class="eqn">` with a `<title>` holding its text
-(shown on hover), each argument a `<g class="input">`, each fused kernel a
-`<g class="kernel">` box, each panel a `<g class="panel">`.
+and the user's line that traced it (shown on hover), each argument a
+`<g class="input">`, each fused kernel a `<g class="kernel">` box (in a
+collapsed panel, graph.collapsed, a `<g class="collapsed">` node holding
+its equations' text), each panel a `<g class="panel">`.
 """
 from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from .graph import NODE_H, NODE_W, scene
+from .graph import NODE_H, NODE_W, edge_path, scene
 
 _STYLE = """
   text { font-family: DejaVu Sans, Helvetica, Arial, sans-serif; font-size: 11px; fill: #222; }
@@ -20,6 +22,7 @@ _STYLE = """
   .eqn .type, .input .type { font-size: 10px; fill: #666; }
   .eqn .note { font-size: 9px; fill: #b9770e; }
   .input rect { fill: #fdf2d0; stroke: #b9a050; }
+  .collapsed rect { fill: #dbe8f6; stroke: #47698c; stroke-width: 1.5; }
   .edge { stroke: #8a8a8a; stroke-width: 1.2; fill: none; marker-end: url(#arrow); }
 """
 
@@ -46,9 +49,8 @@ def to_svg(panels: list) -> str:
         node = {n.id: n for n in p.nodes}
         for a, b in p.edges:
             s, d = node[a], node[b]
-            x1, y1, x2, y2 = s.x + NODE_W / 2, s.y + NODE_H, d.x + NODE_W / 2, d.y
-            mid = (y1 + y2) / 2
-            out.append(f'<path class="edge" d="M {x1:.1f} {y1:.1f} C {x1:.1f} {mid:.1f} {x2:.1f} {mid:.1f} '
+            (x1, y1), (c1x, c2x), (x2, y2) = edge_path(s, d)
+            out.append(f'<path class="edge" d="M {x1:.1f} {y1:.1f} C {c1x:.1f} {y1:.1f} {c2x:.1f} {y2:.1f} '
                        f'{x2:.1f} {y2:.1f}"/>')
         for n in p.nodes:
             out.append(_node(n))
@@ -61,7 +63,8 @@ def _node(n) -> str:
     cls = n.kind + (" output" if n.output else "")
     cx = n.x + NODE_W / 2
     parts = [
-        f'<g class={quoteattr(cls)} id={quoteattr(n.id)}><title>{escape(n.title)}</title>',
+        f'<g class={quoteattr(cls)} id={quoteattr(n.id)}><title>{escape(n.title)}'
+        f'{escape(chr(10) + "at " + str(n.site)) if n.site else ""}</title>',
         f'<rect x="{n.x:.1f}" y="{n.y:.1f}" width="{NODE_W}" height="{NODE_H}" rx="4"/>',
         f'<text x="{cx:.1f}" y="{n.y + 15:.1f}" text-anchor="middle">{escape(_fit(n.label, 22))}</text>',
         f'<text class="type" x="{cx:.1f}" y="{n.y + 29:.1f}" text-anchor="middle">{escape(_fit(n.type, 26))}</text>',

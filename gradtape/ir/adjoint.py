@@ -41,7 +41,7 @@ def zeros(b: Builder, type) -> Sym:
     return broadcast_to(b.literal(0, type.dtype), type.shape)
 
 
-def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
+def vjp(fn: Function, wrt, origins: dict | None = None) -> tuple[Function, tuple]:
     """Build the joint function of `fn` and its vector-Jacobian product.
 
     Args:
@@ -53,6 +53,10 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
       cotangent per output of fn, and returns fn's outputs followed by one
       gradient per `wrt` input. `connected[i]` is False when nothing connects
       input `wrt[i]` to the outputs (its gradient is then an explicit zero).
+
+    With `origins` (a dict), each output Var of an equation the adjoint adds
+    is mapped to the Eqn of `fn` whose derivative rule wrote it (what
+    `inspect --graph` uses to link a gradient's equations to a source line).
     """
     wrt = list(wrt)
     wrt_vars = [fn.invars[i] for i in wrt]
@@ -76,7 +80,11 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
         if isinstance(ov, Var) and ov in active:
             accumulate(ov, Sym(ct, b), None)
 
+    mark, previous = len(b.eqns), None
     for eqn in reversed(fn.eqns):
+        if origins is not None:  # what the previous rule wrote is its equation's derivative
+            _note_origins(origins, b.eqns, mark, previous)
+            mark, previous = len(b.eqns), eqn
         out = eqn.outvars[0] if eqn.outvars else None
         ins = [Sym(a, b) for a in eqn.inputs]
         if eqn.op in multiple_results:
@@ -122,6 +130,8 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
             accumulate(a, c, new_mask)
 
     grads, connected = [], []
+    if origins is not None:
+        _note_origins(origins, b.eqns, mark, previous)
     for v in wrt_vars:
         if v in cts:
             grads.append(cts[v])
@@ -133,6 +143,13 @@ def vjp(fn: Function, wrt) -> tuple[Function, tuple]:
     if config.checks:
         verify(joint)
     return joint, tuple(connected)
+
+
+def _note_origins(origins: dict, eqns: list, start: int, eqn):
+    if eqn is not None:
+        for e in eqns[start:]:
+            for v in e.outvars:
+                origins[v] = eqn
 
 
 def _where_branch_mask(eqn, a, ins, out):

@@ -13,6 +13,7 @@ import pytest
 import gradtape as gt
 from gradtape import cli
 from gradtape.cli.graph import drawable, kernels_of
+from gradtape.cli.targets import load_function
 from gradtape.codegen.fusion import plan_storage
 
 from ..aot.losses import data, loss
@@ -105,12 +106,21 @@ def test_the_svg_has_one_node_per_equation_and_one_box_per_kernel(svg_run):
         assert len(eqns) == len(drawable(fn).eqns) == len(fn.eqns)
         titles = [g.find(f"{SVG}title").text for g in eqns]
         printed = fn.pretty().splitlines()[1:-1]
-        assert [t.strip() for t in titles] == [line.strip() for line in printed]  # each equation, in order
+        assert [t.splitlines()[0].strip() for t in titles] == [line.strip() for line in printed]  # in order
+        # ... and the user's line that traced it (the adjoint's own: the line whose derivative it is)
+        assert all(re.fullmatch(r"at losses\.py:\d+( \(derivative\))?", t.splitlines()[1]) for t in titles)
+        labels = [g.find(f"{SVG}text").text for g in eqns]
+        assert labels == [_var_op(line) for line in printed]  # "c = contract": the printed line's name and op
         assert len(_groups(panel, "input")) == len(fn.invars)
         kernels = _groups(panel, "kernel")
         assert len(kernels) == len(plan_storage(drawable(fn)))  # a box per stored value: the kernels
         assert len(panel.findall(f"{SVG}path")) >= len(fn.eqns) - 1  # the data flow
     assert _panel(root, "traced").find(f"{SVG}text").text.startswith(f"traced ({len(traced.eqns)} equations")
+
+
+def _var_op(line: str) -> str:
+    var, rest = line.strip().split(" = ", 1)
+    return f"{var.split(':')[0]} = {re.match(r'[a-z_0-9]+', rest).group()}"
 
 
 def test_every_node_sits_inside_its_kernels_box(svg_run):
@@ -171,4 +181,24 @@ def test_argnums_and_its_errors(capsys):
     assert cli.main(["inspect", f"{LOSSES}:loss", *SHAPES, "--argnums", "4"]) == 2
     assert "no float argument there" in capsys.readouterr().err
     assert cli.main(["inspect", f"{LOSSES}:loss", *SHAPES, "--graph", "x.pdf"]) == 2
-    assert ".svg or .png" in capsys.readouterr().err
+    assert ".html, .svg or .png" in capsys.readouterr().err
+
+
+def test_a_large_svg_draws_each_kernel_as_one_box(tmp_path, capsys):
+    # The MLP of docs/inspect_graph.md: 61 traced equations drawn one by one, its adjoint's 194 as kernels.
+    mlp = os.path.join(ROOT, "examples", "losses.py")
+    shapes = load_function(f"{mlp}:mlp_loss").__globals__["MLP_SHAPES"]
+    path = tmp_path / "mlp.svg"
+    assert cli.main(["inspect", f"{mlp}:mlp_loss", *[a for s in shapes for a in ("--shape", s)],
+                     "--graph", str(path)]) == 0
+    root = ET.parse(path).getroot()
+    assert len(_groups(_panel(root, "traced"), "eqn")) == 61 and not _groups(_panel(root, "traced"), "collapsed")
+    adjoint = _panel(root, "adjoint")
+    boxes, eqns = _groups(adjoint, "collapsed"), _groups(adjoint, "eqn")
+    inside = sum(len(g.find(f"{SVG}title").text.splitlines()) - 1 for g in boxes)  # the last line: "at ..."
+    assert len(eqns) + inside == 194 and len(eqns) + len(boxes) < 194 / 2  # each equation once, in fewer boxes
+    assert "collapsed" in adjoint.find(f"{SVG}text").text
+    for g in boxes:  # each box holds its equations' text, the last one named on the box
+        lines = g.find(f"{SVG}title").text.splitlines()
+        assert len(lines) >= 3 and lines[-1].startswith("at losses.py:")
+        assert g.find(f"{SVG}text").text.split(" = ")[0] == lines[-2].split(":")[0]
