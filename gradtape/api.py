@@ -38,9 +38,12 @@ def stop_gradient(x):
 
     Example::
 
+        >>> x = gradtape.constant(3.0)
         >>> with gradtape.GradientTape() as tape:
         ...     tape.watch(x)
         ...     y = x * gradtape.stop_gradient(x)   # dy/dx = stop_gradient(x)
+        >>> float(tape.gradient(y, x))
+        3.0
     """
     leaves = tree.flatten(x)
     out = [bind(stop_gradient_p, t) if isinstance(t, Tensor) else t for t in leaves]

@@ -25,7 +25,7 @@ def clear_cache():
     CompiledFunction) keep working.
 
     Example:
-        >>> f = gradtape.grad(loss); f(w)
+        >>> f = gradtape.grad(lambda w: gradtape.sum(w ** 2)); _ = f(np.ones(2))
         >>> gradtape.clear_cache()
         >>> gradtape.runtime.cache_info()["entries"]
         0

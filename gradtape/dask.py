@@ -158,8 +158,17 @@ def value_and_grad(fun, params, *data, reduce: str = "sum", client=None):
         ValueError: an unknown `reduce`, or data as `shards` says.
 
     Example:
+        >>> import dask.array as da
+        >>> import gradtape.dask
+        >>> def mean_logistic_loss(w, X, y):
+        ...     z = X @ w
+        ...     return gradtape.mean(gradtape.softplus(z) - y * z)
+        >>> X = da.from_array(np.ones((8, 2)), chunks=(4, 2))   # two chunks of 4 rows
+        >>> y = da.from_array(np.ones(8), chunks=4)
         >>> vg = gradtape.value_and_grad(mean_logistic_loss)
-        >>> value, grad = gradtape.dask.value_and_grad(vg, w, X, y, reduce="mean")   # X, y: dask arrays
+        >>> value, grad = gradtape.dask.value_and_grad(vg, np.zeros(2), X, y, reduce="mean")
+        >>> round(float(value), 6), grad   # log 2, and (sigmoid(0) - 1) * 1 per column
+        (0.693147, array([-0.5, -0.5]))
     """
     if reduce not in _REDUCTIONS:
         raise ValueError(f"gradtape.dask.value_and_grad: reduce must be 'sum' or 'mean', got {reduce!r}")
@@ -240,7 +249,16 @@ def minimize(fun, x0, *data, reduce: str = "mean", client=None, method: str = "L
         ImportError: SciPy is not installed.
 
     Example:
-        >>> result = gradtape.dask.minimize(gradtape.value_and_grad(loss), np.zeros(d), X, y)
+        >>> import dask.array as da
+        >>> import gradtape.dask
+        >>> def loss(w, X, y):
+        ...     return gradtape.mean((X @ w - y) ** 2)
+        >>> X = np.random.default_rng(0).normal(size=(40, 3))
+        >>> y = X @ np.array([1.0, -2.0, 0.5])
+        >>> Xd, yd = da.from_array(X, chunks=(10, 3)), da.from_array(y, chunks=10)
+        >>> result = gradtape.dask.minimize(gradtape.value_and_grad(loss), np.zeros(3), Xd, yd)
+        >>> result.x.round(4)
+        array([ 1. , -2. ,  0.5])
     """
     from scipy import optimize  # optional dependency
 

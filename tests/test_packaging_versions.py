@@ -24,10 +24,11 @@ def _padded(version):
 
 
 def _declared():
-    """{name: floor string} of [project].dependencies and the test extra (what CI installs)."""
+    """{name: floor string} of [project].dependencies and the test and docs extras (what CI installs)."""
     text = (ROOT / "pyproject.toml").read_text()
     blocks = [re.search(r"^dependencies = \[(.*?)\n\]", text, re.S | re.M).group(1),
-              re.search(r"^test = \[(.*)\]$", text, re.M).group(1)]  # one line
+              re.search(r"^test = \[(.*)\]$", text, re.M).group(1),  # one line
+              re.search(r"^docs = \[(.*)\]$", text, re.M).group(1)]
     found = re.findall(r'"([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?>=([0-9.]+)"', "".join(blocks))
     return dict(found)
 
@@ -40,7 +41,7 @@ def _pinned():
 
 def test_every_declared_dependency_is_pinned_at_its_floor_for_ci():
     declared, pinned = _declared(), _pinned()
-    assert {"numpy", "llvmlite", "networkx", "scipy", "pytest", "dask"} <= set(declared)
+    assert {"numpy", "llvmlite", "networkx", "scipy", "pytest", "dask", "sphinx"} <= set(declared)
     for name, floor in declared.items():
         assert name in pinned, f".ci/floors.txt does not pin {name} (pyproject.toml: >={floor})"
         assert _padded(pinned[name]) == _padded(floor), (name, pinned[name], floor)

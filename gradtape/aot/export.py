@@ -57,8 +57,15 @@ def export_c(compiled: AotFunction, library, header=None, *, name: str | None = 
             compiler's message is included).
 
     Example:
+        >>> import os, tempfile
+        >>> from gradtape import ShapeDtype
+        >>> def loss(w, x):
+        ...     return gradtape.sum(gradtape.tanh(w @ x) ** 2)
         >>> vg = gradtape.compile(gradtape.value_and_grad(loss), ShapeDtype((3, 4)), ShapeDtype((4,)))
-        >>> gradtape.export_c(vg, "libloss.so", header="loss.h")
+        >>> out = tempfile.mkdtemp()
+        >>> exported = gradtape.export_c(vg, os.path.join(out, "libloss.so"), header=os.path.join(out, "loss.h"))
+        >>> exported.function
+        'loss'
     """
     if not isinstance(compiled, AotFunction):
         raise TypeError(f"export_c: expected the result of gradtape.compile, got {type(compiled).__name__}")

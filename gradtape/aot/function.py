@@ -190,8 +190,13 @@ def compile(fn, *args, static_argnums=None) -> AotFunction:  # noqa: A001  (grad
         TypeError: as the staged function would for these arguments.
 
     Example:
+        >>> from gradtape import ShapeDtype
+        >>> def loss(w, x):
+        ...     return gradtape.sum(gradtape.tanh(w @ x) ** 2)
         >>> vg = gradtape.compile(gradtape.value_and_grad(loss), ShapeDtype((3, 4)), ShapeDtype((4,)))
-        >>> value, grad = vg(w, x)
+        >>> value, grad = vg(np.ones((3, 4)), np.ones(4))
+        >>> grad.shape
+        (3, 4)
     """
     if isinstance(fn, StagedFunction):
         if static_argnums is not None:

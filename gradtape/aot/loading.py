@@ -25,8 +25,14 @@ def load(path) -> AotFunction:
         OSError: the file cannot be read.
 
     Example:
-        >>> g = gradtape.load("loss_grad.gtc")
-        >>> g(w, x)
+        >>> import os, tempfile
+        >>> def loss(w, x):
+        ...     return gradtape.sum(gradtape.tanh(w @ x) ** 2)
+        >>> path = os.path.join(tempfile.mkdtemp(), "loss_grad.gtc")
+        >>> gradtape.compile(gradtape.grad(loss), gradtape.ShapeDtype((3, 4)), gradtape.ShapeDtype((4,))).save(path)
+        >>> g = gradtape.load(path)   # in another process too, without the module that defined loss
+        >>> g(np.ones((3, 4)), np.ones(4)).shape
+        (3, 4)
     """
     compiled, in_tree, out_tree, meta = artifact.read(path)
     return AotFunction(compiled, in_tree, out_tree, meta["name"], meta["arg_names"], meta["ir"], fn=None,

@@ -12,7 +12,11 @@ class ShapeDtype:
         dtype: a NumPy dtype or its name (default "float64").
 
     Example:
+        >>> def loss(w, x):
+        ...     return gradtape.sum(gradtape.tanh(w @ x) ** 2)
         >>> g = gradtape.compile(gradtape.grad(loss), gradtape.ShapeDtype((3, 4)), gradtape.ShapeDtype((4,)))
+        >>> g(np.ones((3, 4)), np.ones(4)).shape
+        (3, 4)
     """
 
     __slots__ = ("shape", "dtype")

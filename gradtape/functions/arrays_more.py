@@ -253,7 +253,7 @@ def select(condlist, choicelist, default=0):
 
 @implements(np.ix_)
 def ix_(*args):
-    """Open-mesh reshapes of 1-D sequences, as numpy.ix_ (each gets its own axis).
+    """Open-mesh reshapes of 1-D sequences, as ``numpy.ix_`` (each gets its own axis).
 
     Example::
 

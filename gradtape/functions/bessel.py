@@ -107,7 +107,7 @@ def i0(x):
       x: a Tensor or array-like of real numbers (integers give float64).
 
     Returns:
-      A Tensor of x's shape; inf past |x| ~ 709.8 and NaN at +-inf, as NumPy.
+      A Tensor of x's shape; inf past abs(x) ~ 709.8 and NaN at +-inf, as NumPy.
 
     Raises:
       TypeError: complex input.

@@ -314,7 +314,12 @@ def where(condition, x, y):
 
     Example::
 
-        >>> gradtape.where(x > 0, gradtape.log(x), 0.0)
+        >>> x = gradtape.constant([0.0, 1.0, np.e])
+        >>> with gradtape.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = gradtape.sum(gradtape.where(x > 0, gradtape.log(x), 0.0))
+        >>> tape.gradient(y, x).numpy().round(4)   # 0 where the log is not taken, not NaN
+        array([0.    , 1.    , 0.3679])
     """
     x, y = promote_pair(x, y)
     return bind(ew.where_p, convert(condition, _BOOL), x, y)
@@ -325,6 +330,8 @@ def cast(x, dtype):
 
     Example::
 
-        >>> gradtape.cast(x, "float32")
+        >>> x = gradtape.constant([1.0, 2.0, 3.0])
+        >>> gradtape.cast(x, "float32").dtype
+        dtype('float32')
     """
     return convert(as_tensor(x), np.dtype(dtype))

@@ -182,7 +182,7 @@ def heaviside(x1, x2):
 
 @implements(np.copysign)
 def copysign(x1, x2):
-    """|x1| with the sign of x2, as numpy.copysign (-0.0 counts as negative).
+    """abs(x1) with the sign of x2, as numpy.copysign (-0.0 counts as negative).
 
     Example::
 

@@ -19,7 +19,7 @@ __all__ = ["fabs", "rint", "trunc", "fix", "modf", "ldexp", "angle", "real_if_cl
 
 @implements(np.fabs)
 def fabs(x):
-    """|x| in floating point (integers become float64), as numpy.fabs.
+    """abs(x) in floating point (integers become float64), as numpy.fabs.
 
     Example::
 

@@ -187,7 +187,7 @@ def dot(a, b, out=None):
       a, b: Tensors or array-likes.
 
     Returns:
-      A Tensor of shape `a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`.
+      A Tensor of shape ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]``.
 
     Raises:
       ValueError: naming both shapes if the summed dimensions differ.
@@ -238,7 +238,7 @@ def inner(a, b):
     """Inner product over the last axes (numpy.inner); scalars multiply.
 
     Returns:
-      A Tensor of shape `a.shape[:-1] + b.shape[:-1]`.
+      A Tensor of shape ``a.shape[:-1] + b.shape[:-1]``.
 
     Example::
 
@@ -502,7 +502,9 @@ def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe
 
     Example::
 
-        >>> gradtape.einsum("bij,bjk->bik", x, y)   # batched matmul
+        >>> x, y = gradtape.constant(np.ones((5, 2, 3))), np.ones((5, 3, 4))
+        >>> gradtape.einsum("bij,bjk->bik", x, y).shape   # batched matmul
+        (5, 2, 4)
     """
     _no_out("einsum", out)
     if not isinstance(subscripts, str):
@@ -573,7 +575,7 @@ def diag(v, k=0):
       k: the diagonal (positive: above the main one).
 
     Returns:
-      For 1-D `v` of length n, a Tensor of shape (n + |k|, n + |k|); for 2-D
+      For 1-D `v` of length n, a Tensor of shape (n + abs(k), n + abs(k)); for 2-D
       `v`, the 1-D Tensor of its k-th diagonal.
 
     Example::

@@ -179,7 +179,7 @@ def slogdet(a):
       a: (..., n, n) Tensor or array-like.
 
     Returns:
-      SlogdetResult(sign, logabsdet), each of shape `a.shape[:-2]`.
+      SlogdetResult(sign, logabsdet), each of shape ``a.shape[:-2]``.
 
     Raises:
       numpy.linalg.LinAlgError: a is not square.
@@ -205,7 +205,7 @@ def det(a):
       a: (..., n, n) Tensor or array-like.
 
     Returns:
-      A Tensor of shape `a.shape[:-2]`.
+      A Tensor of shape ``a.shape[:-2]``.
 
     Raises:
       numpy.linalg.LinAlgError: a is not square.

@@ -127,7 +127,7 @@ def sigmoid(x):
     """The logistic function 1 / (1 + exp(-x)), stable for any x.
 
     One op (`sigmoid`) whose reference and compiled code compute only
-    exp(-|x|) <= 1, so neither the value nor the gradient overflows; small
+    exp(-abs(x)) <= 1, so neither the value nor the gradient overflows; small
     values (x << 0) keep full relative precision. The derivative is
     sigmoid(x) * (1 - sigmoid(x)), 0.25 at x = 0.
 
@@ -169,7 +169,7 @@ def relu(x):
 
 
 def softplus(x):
-    """log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so it never overflows.
+    """log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-abs(x))) so it never overflows.
 
     One op (`softplus`) whose derivative is sigmoid(x), so the derivatives
     at x = 0 are sigmoid(0) = 0.5 and 0.25, like those of the smooth

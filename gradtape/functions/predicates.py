@@ -98,7 +98,7 @@ def _equals_constant(name, x, out, value):
 
 @implements(np.isclose)
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Elementwise |a - b| <= atol + rtol * |b|, as numpy.isclose (a bool Tensor).
+    """Elementwise abs(a - b) <= atol + rtol * abs(b), as numpy.isclose (a bool Tensor).
 
     Infinities are close only to themselves; NaNs only with equal_nan=True.
 

@@ -341,7 +341,9 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 
     Example::
 
-        >>> gradtape.concatenate([x, y], axis=1)   # (2, 3) and (2, 1) -> (2, 4)
+        >>> x, y = gradtape.constant(np.ones((2, 3))), np.zeros((2, 1))
+        >>> gradtape.concatenate([x, y], axis=1).shape
+        (2, 4)
     """
     if out is not None:
         raise TypeError("concatenate: out= is not supported (tensors are immutable)")
@@ -396,7 +398,9 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
     Example::
 
-        >>> gradtape.stack([x, x, x], axis=-1)   # (2, 3) -> (2, 3, 3)
+        >>> x = gradtape.constant(np.ones((2, 3)))
+        >>> gradtape.stack([x, x, x], axis=-1).shape
+        (2, 3, 3)
     """
     if out is not None:
         raise TypeError("stack: out= is not supported (tensors are immutable)")

@@ -134,7 +134,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
 
     Example::
 
-        >>> gradtape.partition(gradtape.constant([3.0, 1.0, 2.0]), 1).numpy()[1]
+        >>> float(gradtape.partition(gradtape.constant([3.0, 1.0, 2.0]), 1).numpy()[1])
         2.0
     """
     _no_order("partition", order)
@@ -159,7 +159,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 
     Example::
 
-        >>> gradtape.argpartition(gradtape.constant([3.0, 1.0, 2.0]), 0).numpy()[0]
+        >>> int(gradtape.argpartition(gradtape.constant([3.0, 1.0, 2.0]), 0).numpy()[0])
         1
     """
     _no_order("argpartition", order)

@@ -67,7 +67,7 @@ def vmap(
 
     Example::
 
-        >>> f = ...  # { a:f64[3] . b:f64[] = reduce_sum[axes=(0,)] a -> b }
+        >>> f = gradtape.make_ir(gradtape.sum, np.ones(3))   # { a:f64[3] . b:f64[] = reduce_sum[axes=(0,)] a -> b }
         >>> print(vmap(f, [0], 5))
         { a:f64[5,3] . b:f64[5] = reduce_sum[axes=(1,)] a -> b }
     """

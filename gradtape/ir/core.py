@@ -50,6 +50,8 @@ class Function:
 
     Example::
 
+        >>> from gradtape.ir.ops import mul_p
+        >>> from gradtape.ir.types import TensorType
         >>> a = Var(TensorType((3,), np.float64))
         >>> b = Var(a.type)
         >>> print(Function([a], [Eqn(mul_p, [a, a], {}, [b])], [b]))

@@ -19,6 +19,7 @@ def eval_function(fn: Function, args, *, bind=None, check_types: bool = False) -
 
     Example::
 
+        >>> fn = gradtape.make_ir(lambda x: gradtape.sum(x * x), np.ones(3))   # { a:f64[3] . ... -> c }
         >>> eval_function(fn, [np.arange(3.0)])
         [array(5.)]
     """

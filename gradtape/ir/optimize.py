@@ -337,6 +337,7 @@ def optimize(fn: Function, *, dump=None) -> Function:
 
     Example::
 
+        >>> from gradtape import make_ir
         >>> print(optimize(make_ir(lambda x: -(-x) * 1.0, np.ones(3))))
         { a:f64[3] . -> a }
     """

@@ -1,4 +1,4 @@
-"""Optimizers and learning-rate schedules, Keras style and functional.
+"""Optimizers and learning-rate schedules, Keras style and functional::
 
     opt = gradtape.optimizers.Adam(learning_rate=1e-3)
 

@@ -40,8 +40,11 @@ class Adam(Optimizer):
     Example::
 
         >>> opt = gradtape.optimizers.Adam(learning_rate=1e-3)
+        >>> params, grads = [np.array([1.0, 2.0])], [np.array([0.5, -0.5])]
         >>> state = opt.init(params)                          # functional form
         >>> params, state = opt.update(grads, state, params)
+        >>> params[0].round(4)   # each moved by about the learning rate against its gradient
+        array([0.999, 2.001])
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, *,

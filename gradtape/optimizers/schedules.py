@@ -105,6 +105,8 @@ class ExponentialDecay(_RateDecay):
 
     Example::
 
+        >>> from gradtape.optimizers.schedules import ExponentialDecay
+
         >>> ExponentialDecay(0.1, 10, 0.5, staircase=True)(15)
         0.05
     """
@@ -121,6 +123,8 @@ class InverseTimeDecay(_RateDecay):
       staircase: floor `step / decay_steps`.
 
     Example::
+
+        >>> from gradtape.optimizers.schedules import InverseTimeDecay
 
         >>> InverseTimeDecay(1.0, decay_steps=1, decay_rate=0.5)(2)
         0.5
@@ -145,6 +149,8 @@ class PiecewiseConstantDecay(LearningRateSchedule):
       ValueError: the lengths do not match, or boundaries do not increase.
 
     Example::
+
+        >>> from gradtape.optimizers.schedules import PiecewiseConstantDecay
 
         >>> lr = PiecewiseConstantDecay([100, 200], [1.0, 0.5, 0.1])
         >>> lr(100), lr(101), lr(500)
@@ -178,6 +184,8 @@ class PolynomialDecay(LearningRateSchedule):
     beyond `step` instead.
 
     Example::
+
+        >>> from gradtape.optimizers.schedules import PolynomialDecay
 
         >>> PolynomialDecay(1.0, 10, end_learning_rate=0.0)(5)
         0.5
@@ -217,6 +225,8 @@ class CosineDecay(LearningRateSchedule):
       warmup_steps: length of the warmup.
 
     Example::
+
+        >>> from gradtape.optimizers.schedules import CosineDecay
 
         >>> lr = CosineDecay(0.0, decay_steps=100, warmup_target=0.1, warmup_steps=10)
         >>> lr(5), lr(10), lr(110)

@@ -32,7 +32,11 @@ class SGD(Optimizer):
     Example::
 
         >>> opt = gradtape.optimizers.SGD(learning_rate=0.1, momentum=0.9)
-        >>> opt.apply_gradients(zip(grads, variables))
+        >>> v = gradtape.Variable(np.array([1.0, 2.0]))
+        >>> opt.apply_gradients(zip([np.array([1.0, 1.0])], [v]))   # the iteration count
+        1
+        >>> v.numpy()
+        array([0.9, 1.9])
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, *, weight_decay=None,

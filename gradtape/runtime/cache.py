@@ -210,6 +210,7 @@ def compile_function(fn) -> CompiledFunction:
             and the interpreter).
 
     Example:
+        >>> fn = gradtape.make_ir(lambda x: gradtape.sum(x * x), np.ones(3))   # { a:f64[3] . ... -> c }
         >>> cf = compile_function(fn)
         >>> compile_function(fn) is cf          # a cache hit
         True
@@ -229,6 +230,7 @@ def compile_function_if_cached(fn) -> CompiledFunction | None:
     that is at hand, so a warm disk cache makes even the first call native.
 
     Example:
+        >>> fn = gradtape.make_ir(lambda x: gradtape.sum(x * x), np.ones(3))   # { a:f64[3] . ... -> c }
         >>> cf = compile_function_if_cached(fn)
         >>> run = cf if cf is not None else interpreted(fn)   # and compile_function_async(fn)
     """
@@ -254,6 +256,7 @@ def compile_function_async(fn) -> concurrent.futures.Future:
     same cache entry compile_function(fn) returns.
 
     Example:
+        >>> fn = gradtape.make_ir(lambda x: gradtape.sum(x * x), np.ones(3))   # { a:f64[3] . ... -> c }
         >>> fut = compile_function_async(fn)
         >>> cf = fut.result() if fut.done() else interpreted(fn)
     """
@@ -277,9 +280,13 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
         True when nothing is left in flight, False on timeout.
 
     Example:
-        >>> g(x)                        # a new signature: interpreted while it compiles
+        >>> from gradtape import runtime
+        >>> runtime.config.async_compile = True   # (GRADTAPE_ASYNC_COMPILE=1)
+        >>> g = gradtape.grad(lambda x: gradtape.sum(gradtape.sin(x)))
+        >>> _ = g(np.ones(7))           # a new signature: interpreted while it compiles
         >>> runtime.wait_for_compiles()  # from the next call on, native code
         True
+        >>> runtime.config.async_compile = False
     """
     with _lock:
         pending = list(_in_flight)
@@ -341,6 +348,7 @@ def cache_info() -> dict:
         counters are gradtape.cache_info()'s.
 
     Example:
+        >>> from gradtape import runtime
         >>> runtime.cache_info()["entries"] <= runtime.config.memory_cache_entries
         True
     """

@@ -71,7 +71,9 @@ class CompiledFunction:
             C-contiguous, aligned and writeable.
 
     Example:
-        >>> cf = compile_function(fn)            # fn: { a:f64[3] b:f64[3] . c = add a b -> c }
+        >>> from gradtape.runtime import compile_function
+        >>> fn = gradtape.make_ir(lambda a, b: a + b, np.ones(3), np.ones(3))   # { a:f64[3] b:f64[3] . c = add a b -> c }
+        >>> cf = compile_function(fn)
         >>> cf(np.ones(3), np.arange(3.0))
         [array([1., 2., 3.])]
     """

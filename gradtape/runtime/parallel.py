@@ -182,7 +182,11 @@ def configure(threads: int | None = ..., min_elements: int | None = ...):
         ValueError: threads outside 1..64, or not an int.
 
     Example:
+        >>> from gradtape.runtime import parallel
         >>> parallel.configure(threads=2, min_elements=200_000)
+        >>> parallel.threads, parallel.min_elements
+        (2, 200000)
+        >>> parallel.configure(threads=None, min_elements=None)   # back to the defaults
     """
     g = globals()  # the parameters are named like the module's settings they set
     if threads is not ...:

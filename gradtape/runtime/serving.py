@@ -73,7 +73,9 @@ class ServedFunction:
         is ready.
 
     Example:
-        >>> served = ServedFunction(fn)          # fn: { a:f64[3] . b = sin a -> b }
+        >>> from gradtape import runtime
+        >>> fn = gradtape.make_ir(gradtape.sin, np.ones(3))   # { a:f64[3] . b = sin a -> b }
+        >>> served = ServedFunction(fn)
         >>> served(np.zeros(3))                  # the interpreter; the compile starts
         [array([0., 0., 0.])]
         >>> runtime.wait_for_compiles()

@@ -53,7 +53,7 @@ def differentiable(f=None, *, static_argnums=(), dynamic=None):
       give its derivative w.r.t. argument 0; `.cache_info()` counts hits,
       misses, traces and compiles.
 
-    Raises (on a call):
+    Raises:
       TypeError: a leaf that is not an array or number (named by its path),
         an unhashable static argument, keyword arguments.
       ConcretizationError: `f` used a traced value in Python control flow.
@@ -93,7 +93,7 @@ def grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None):
       A StagedFunction returning NumPy arrays (abstract Tensors inside another
       trace, so `grad(grad(f))` is the second derivative).
 
-    Raises (on a call):
+    Raises:
       TypeError: "Gradient only defined for scalar-output functions. Output
         had shape: (3,)." for a non-scalar output; a non-float output; an
         integer argument among `argnums` ("grad requires float inputs").

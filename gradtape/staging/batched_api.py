@@ -30,7 +30,7 @@ def vmap(f, in_axes=0, out_axes=0):
     Returns:
       A StagedFunction computing f for every batch element, stacked along out_axes.
 
-    Raises (on a call):
+    Raises:
       ShapeError: mapped arguments whose batch axes differ in length (each
         named with its size), an axis out of range, no mapped argument, or
         in_axes / out_axes of the wrong length.
@@ -131,7 +131,7 @@ def hessian(f, argnums=0, *, sparse=False):
       A StagedFunction returning blocks of shape `in.shape + in.shape` (for
       an array argument x: an array of shape x.shape + x.shape).
 
-    Raises (on a call):
+    Raises:
       TypeError: f does not return one float scalar (naming what it returned).
 
     Example::
@@ -158,10 +158,10 @@ def hvp(f):
       f: a function `f(x, *args)` returning a float scalar.
 
     Returns:
-      A StagedFunction `g(x, v, *args)` = (d^2 f / dx^2)(x, *args) @ v, shaped
+      A StagedFunction `g(x, v, *args)` = ``(d^2 f / dx^2)(x, *args) @ v``, shaped
       like x. The argument order matches SciPy's `hessp(x, p, *args)`.
 
-    Raises (on a call):
+    Raises:
       TypeError: v not shaped like x; f not returning one float scalar.
 
     Example::

@@ -323,9 +323,14 @@ class StagedFunction:
 
         Example::
 
-            >>> f = gradtape.grad(loss); f(w, x)   # traced, compiled and run once
+            >>> def loss(w, x):
+            ...     return gradtape.sum(gradtape.tanh(x @ w) ** 2)
+            >>> w, x = np.ones(3), np.ones((2, 3))
+            >>> f = gradtape.grad(loss); _ = f(w, x)   # traced, compiled and run once
             >>> compiled, assemble = f.compiled_for(w, x)
             >>> g = assemble(compiled.entry(w, x))  # the gradient, as f(w, x) gives it
+            >>> np.array_equal(g, f(w, x))
+            True
         """
         parts = []
         for i, a in enumerate(args):

@@ -41,7 +41,7 @@ class custom_jvp(CustomFunction):
         part of the cache key), not differentiated; the rule receives them
         first: `jvp(*nondiff_args, primals, tangents)`.
 
-    Raises (on a call):
+    Raises:
       CustomRuleError: the function was called before `defjvp`; the rule did
         not return a pair, its primal output differs from the function's, or
         a tangent has the wrong structure, shape or dtype; the rule reads

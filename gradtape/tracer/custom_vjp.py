@@ -56,7 +56,7 @@ class custom_vjp(CustomFunction):
         part of the cache key), not differentiated; bwd receives them first:
         `bwd(*nondiff_args, residuals, g)`.
 
-    Raises (on a call):
+    Raises:
       CustomRuleError: the function was called before `defvjp`; fwd did not
         return a pair or its output differs from the function's; bwd returned
         the wrong number of cotangents, or one of the wrong shape or dtype;

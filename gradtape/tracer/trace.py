@@ -1,7 +1,7 @@
 """Abstract tracing: run a Python function on abstract Tensors and capture
 what it does as an ir.Function.
 
-    >>> make_ir(lambda x: gradtape.sum(x * x), np.ones(3))
+    >>> print(make_ir(lambda x: gradtape.sum(x * x), np.ones(3)))
     { a:f64[3] . b:f64[3] = mul a a ; c:f64[] = reduce_sum[axes=(0,)] b -> c }
 
 Arguments may be nested lists/tuples/dicts of arrays; every array-like leaf
@@ -107,7 +107,7 @@ def trace(f, *args) -> Traced:
     Example::
 
         >>> trace(lambda x: gradtape.sum(x * x), np.ones(3)).fn.out_types
-        [f64[]]
+        (f64[],)
     """
     name = getattr(f, "__name__", "function")
     return trace_call(f, args, describe(args, frozenset(), name), name)

@@ -105,7 +105,7 @@ def test_getitem_with_integer_tensor_indices():
     i = np.array([3, -4, 0])
     (out,) = ir.eval_function(fn, [X, i], check_types=True)
     np.testing.assert_array_equal(out, X[:, i])
-    # Out of range while traced: clamped to the edge (README, "Out-of-range indices").
+    # Out of range while traced: clamped to the edge (docs/staged.md, "Out-of-range indices").
     (out,) = ir.eval_function(fn, [X, np.array([0, 4, -9])])
     np.testing.assert_array_equal(out, X[:, [0, 3, 0]])
 

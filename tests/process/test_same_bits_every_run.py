@@ -1,5 +1,5 @@
 """By default a program gives the same bits in every run: no call's result depends on when a
-compile finished (README, "Compiled functions"; runtime/config.py `async_compile`).
+compile finished (docs/staged.md, "Compiled functions"; runtime/config.py `async_compile`).
 
 The reference interpreter (NumPy) and native code differ in the last bits of a long sum, so a
 call served by the interpreter is visible. The child prints every call's bits; the parent checks

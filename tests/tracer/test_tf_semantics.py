@@ -2,7 +2,7 @@
 python/eager/backprop_test.py and the API docs), one test per behaviour, against gradtape.
 
 The expected numbers are TF's (worked by hand from the functions: d(x^3)/dx = 3x^2, ...).
-Where gradtape deliberately differs, the README's "Deliberate differences from
+Where gradtape deliberately differs, docs/coming_from.md's "Deliberate differences from
 TensorFlow" says so, and the test here names the difference.
 """
 from __future__ import annotations
@@ -637,7 +637,7 @@ def test_batch_jacobian_of_a_jacobian_from_nested_tapes():
 
 
 def test_batch_jacobian_accepts_rank_1_unlike_tf():
-    # A deliberate difference (README): TF requires rank >= 2; rank 1 is one scalar per example.
+    # A deliberate difference (docs/coming_from.md): TF requires rank >= 2; rank 1 is one scalar per example.
     x = gt.constant([1.0, 2.0, 3.0])
     with gt.GradientTape() as g:
         g.watch(x)
@@ -677,7 +677,7 @@ def test_gradient_descent_on_a_variable_with_assign_sub():
     assert losses == [4.0, 3.0, 2.0, 1.0, 0.0]
 
 
-# --- deliberate differences from TF (README: "Gradients where TF's differ, on purpose") --------
+# --- deliberate differences from TF (docs/coming_from.md: "Gradients where TF's differ, on purpose")
 
 
 def test_where_gradient_is_nan_safe_unlike_tf():
