@@ -45,7 +45,27 @@ import concurrent.futures
 import threading
 
 from . import config
-from .cache import compile_function, compile_function_async, interpreted
+
+
+# The compiler (cache.py: codegen, llvmlite) is imported by the first run, not with this module:
+# staged functions and the tape's hook hold ServedFunctions long before anything compiles.
+def compile_function(fn):
+    from .cache import compile_function
+
+    return compile_function(fn)
+
+
+def compile_function_async(fn):
+    from .cache import compile_function_async
+
+    return compile_function_async(fn)
+
+
+def interpreted(fn):
+    from .cache import interpreted
+
+    return interpreted(fn)
+
 
 # Stands for the background compile between the run that started it and that run's
 # end, when its caller submits it: never done, so runs meanwhile are interpreted.

@@ -43,7 +43,6 @@ import weakref
 
 import numpy as np
 
-from .. import codegen
 from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
 from ..tracer.signature import PY_FLOAT, STATIC, as_array
@@ -57,6 +56,18 @@ CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "co
 _ndarray = np.ndarray
 _MISS = object()
 _live = weakref.WeakSet()  # every StagedFunction, for clear_all_caches
+
+
+codegen = None  # gradtape.codegen (its CODEGEN_VERSION keys the programs): loaded by the first StagedFunction
+
+
+def _expect_compiles():
+    """A staged function exists: it will most likely compile. Load the code generator's version."""
+    global codegen
+    if codegen is None:
+        from .. import codegen as loaded
+
+        codegen = loaded
 
 
 def clear_all_caches():
@@ -131,6 +142,7 @@ class StagedFunction:
     """
 
     def __init__(self, fun, transform, static_argnums=(), traces=None, dynamic=None):
+        _expect_compiles()
         self._fun = fun
         self._transform = transform
         self._static = frozenset(static_argnums)
