@@ -118,6 +118,13 @@ class ServedFunction:
         self._lock = threading.Lock()
         self._future = None  # the background compile: _NOT_SUBMITTED, then submitted
         self._interim = None  # the interpreter, serving runs meanwhile
+        if compiler is None:
+            # A compile is coming (a tape's backward plan compiles at its compile_after-th run):
+            # LLVM's worker process starts now, in the background, not when the compile needs it.
+            # (llvm_worker.py loads subprocess: with the first ServedFunction, not with this module.)
+            from . import llvm_worker
+
+            llvm_worker.prestart()
 
     def __call__(self, *args) -> list:
         """Outputs of the Function on `args` (arrays), by whatever runs it now (see `runner`)."""

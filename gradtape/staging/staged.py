@@ -43,6 +43,7 @@ import weakref
 
 import numpy as np
 
+from .. import runtime
 from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
 from ..tracer.signature import PY_FLOAT, STATIC, as_array
@@ -62,12 +63,15 @@ codegen = None  # gradtape.codegen (its CODEGEN_VERSION keys the programs): load
 
 
 def _expect_compiles():
-    """A staged function exists: it will most likely compile. Load the code generator's version."""
+    """A staged function exists: it will most likely compile. Load the code generator's version and
+    start LLVM's worker process now, in the background, so that its start-up overlaps tracing and
+    lowering instead of adding to the first compile (runtime/llvm_worker.py)."""
     global codegen
     if codegen is None:
         from .. import codegen as loaded
 
         codegen = loaded
+    runtime.llvm_worker.prestart()
 
 
 def clear_all_caches():
