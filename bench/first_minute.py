@@ -1,7 +1,8 @@
-"""A program's first minute with gradtape: named rows, each timed in fresh processes with an empty cache.
+"""A program's first minute with gradtape: named rows, each timed in fresh processes with a new cache.
 
 Every run of a row is a new Python process with a new, empty compile cache
-directory (GRADTAPE_CACHE_DIR) and synchronous compiles
+directory (GRADTAPE_CACHE_DIR; a cached row's is filled first by an untimed
+run of the same code) and synchronous compiles
 (GRADTAPE_ASYNC_COMPILE=0), so it pays for everything a program pays for
 once: importing gradtape, starting LLVM (and its worker process),
 tracing, compiling. Rows are run interleaved (one run of each, then the
@@ -18,6 +19,10 @@ Rows:
   waiting for that process to finish starting.
 - `W3 in-process`: the same with GRADTAPE_LLVM_WORKER_AFTER=-1 (LLVM in
   this process, unguarded). Target (issue 24.1): `W3 worker` within 1.2x.
+- `W3 cached`: `W3 worker` in a process whose cache directory an untimed
+  run of the same code filled first: the first call traces, loads the kernel
+  and the call wrappers from the disk cache and compiles nothing (the worker
+  is started all the same, when the function is staged, and never used).
 - `small worker`, `small in-process`: the same two for the gradient of
   sum(tanh(x) * x) over 3 values, whose trace and lowering are too short to
   hide all of the worker's start-up.
@@ -43,11 +48,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-Row = collections.namedtuple("Row", ["name", "function", "env", "base"])
+# cached: the row's process finds its cache directory filled by an untimed run of the same row
+Row = collections.namedtuple("Row", ["name", "function", "env", "base", "cached"], defaults=(False,))
 
 ROWS = [
     Row("W3 worker", "w3_first_call", {}, "W3 in-process"),
     Row("W3 in-process", "w3_first_call", {"GRADTAPE_LLVM_WORKER_AFTER": "-1"}, None),
+    Row("W3 cached", "w3_first_call", {}, "W3 worker", cached=True),
     Row("small worker", "small_first_call", {}, "small in-process"),
     Row("small in-process", "small_first_call", {"GRADTAPE_LLVM_WORKER_AFTER": "-1"}, None),
 ]
@@ -81,10 +88,14 @@ def small_first_call(timings: dict):
 
 
 def _compiled(staged, timings: dict):
-    """The worker's part of `staged`'s first compile, and whether it compiled natively."""
+    """The worker's part of `staged`'s first compile, whether it compiled natively, and whether
+    its kernel came from the disk cache."""
+    from gradtape import runtime
+
     compiled = next(iter(staged._programs.values())).compiled
     timings["worker wait"] = getattr(compiled, "compile_stages", {}).get("worker_wait", 0.0) * 1e3
     timings["native"] = bool(getattr(compiled, "native", False))
+    timings["disk loads"] = runtime.cache_info()["disk_loads"]
 
 
 def _child(function: str):
@@ -105,12 +116,14 @@ def _env() -> dict:
 
 
 def run_once(row: Row) -> dict:
-    """One run of `row` in a fresh process with an empty cache directory: its timings (ms)."""
+    """One run of `row` in a fresh process with an empty cache directory (or, for a cached row, the
+    directory an untimed run filled): its timings (ms)."""
     cache = tempfile.mkdtemp(prefix="gradtape-first-minute-")
     try:
         env = dict(_env(), GRADTAPE_CACHE_DIR=cache, **row.env)
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", row.function], env=env,
-                             capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        command = [sys.executable, os.path.abspath(__file__), "--child", row.function]
+        for _ in range(2 if row.cached else 1):
+            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, cwd=ROOT).stdout
         return json.loads(out.strip().splitlines()[-1])
     finally:
         shutil.rmtree(cache, ignore_errors=True)
@@ -142,7 +155,8 @@ def main(argv=None):
         for row in rows:
             samples[row.name].append(run_once(row))
     columns = [c for c in ("import", "first call", "worker wait") if any(c in s for v in samples.values() for s in v)]
-    print(f"{args.runs} fresh processes per row, interleaved, empty cache each; medians in ms "
+    print(f"{args.runs} fresh processes per row, interleaved, empty cache each (a cached row's filled by an "
+          f"untimed run); medians in ms "
           f"(CPUs {busy:.0%} busy before, {busy_fraction():.0%} after)")
     print(f"  {'row':16s}" + "".join(f" {c:>12s}" for c in columns) + "   first call / base")
     medians = {name: {c: _median([s.get(c, 0.0) for s in runs]) for c in columns} for name, runs in samples.items()}
@@ -152,6 +166,8 @@ def main(argv=None):
             line += f"   {medians[row.name]['first call'] / medians[row.base]['first call']:.2f}x {row.base}"
         if not all(s.get("native", True) for s in samples[row.name]):
             line += "  (some runs did not compile natively)"
+        if row.cached and not all(s.get("disk loads") for s in samples[row.name]):
+            line += "  (some runs compiled instead of loading from the cache)"
         print(line)
 
 
