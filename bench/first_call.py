@@ -13,7 +13,8 @@ Python process, so every run is a first call:
 For each stage it prints the median and the range over the runs, in ms:
 import (not part of the first call), trace, adjoint (vjp, joint function),
 ir_opt (gradtape.ir.optimize), then the runtime's stages (lower, ir_text,
-parse, optimize, emit_object, load, entry), `wrappers` (the shared
+worker_wait, parse, optimize, emit_object, worker_transfer, load, entry:
+the worker's are LLVM's worker process, runtime/llvm_worker.py), `wrappers` (the shared
 METH_FASTCALL entry points, compiled once per process), `run` (the rest:
 the kernel's first run, signature and bookkeeping) and `first call`, the
 wall time of `g(params, x, onehot)`.
@@ -64,8 +65,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 STAGES = (
-    "trace", "adjoint", "ir_opt", "lower", "ir_text", "parse", "optimize", "emit_object", "disk_read", "load",
-    "entry", "wrappers", "run",
+    "trace", "adjoint", "ir_opt", "lower", "ir_text", "worker_wait", "parse", "optimize", "emit_object",
+    "worker_transfer", "disk_read", "load", "entry", "wrappers", "run",
 )
 MODES = ("cold", "warm", "disk-cold", "disk-warm")
 
@@ -204,7 +205,8 @@ def _median(samples: list, key: str) -> float:
     return values[len(values) // 2]
 
 
-_NATIVE_STAGES = ("lower", "ir_text", "parse", "optimize", "emit_object", "disk_read", "load", "entry", "wrappers")
+_NATIVE_STAGES = ("lower", "ir_text", "worker_wait", "parse", "optimize", "emit_object", "worker_transfer", "disk_read",
+                  "load", "entry", "wrappers")
 
 
 def _summary(results: dict):

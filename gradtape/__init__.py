@@ -18,17 +18,18 @@ from ._requirements import check_installed as _check_installed
 
 _check_installed()  # an older NumPy or llvmlite fails here, naming itself, not deep in a compile
 
+import sys as _sys  # noqa: E402
+
+from . import _lazy  # noqa: E402
+
 from . import ir  # noqa: F401,E402
 from . import linalg  # noqa: F401,E402  (numpy.linalg on Tensors: gradtape.linalg.solve, ...)
-from . import runtime  # noqa: F401
-from . import testing  # noqa: F401
-from .api import constant, stop_gradient  # noqa: F401
-from .aot import AotFunction, ShapeDtype, cache_info, compile, export_c, load  # noqa: F401,A004
-from .caches import clear_cache  # noqa: F401  (memory and disk; gradtape.aot's empties the disk only)
-from .custom_derivatives import CustomRuleError, custom_jvp, custom_vjp  # noqa: F401
-from .functions import *  # noqa: F401,F403  (exactly functions.__all__)
-from .functions import __all__ as _function_names
-from .staging import (  # noqa: F401
+from . import testing  # noqa: F401,E402
+from .api import constant, stop_gradient  # noqa: F401,E402
+from .custom_derivatives import CustomRuleError, custom_jvp, custom_vjp  # noqa: F401,E402
+from .functions import *  # noqa: F401,F403,E402  (exactly functions.__all__)
+from .functions import __all__ as _function_names  # noqa: E402
+from .staging import (  # noqa: F401,E402
     StagedFunction,
     differentiable,
     grad,
@@ -43,8 +44,7 @@ from .staging import (  # noqa: F401
     vjp,
     vmap,
 )
-from .staging.sparse import COOTriple, sparse_hessian, sparse_jacobian  # noqa: F401
-from .tracer import (  # noqa: F401
+from .tracer import (  # noqa: F401,E402
     ArrayModifiedError,
     ConcretizationError,
     ConstantConversionError,
@@ -59,30 +59,40 @@ from .tracer import (  # noqa: F401
     custom_gradient,
     make_ir,
 )
+from . import scipy_special as _scipy_special  # noqa: E402
 from .runtime.dynamic_serving import DynamicServing as _DynamicServing  # noqa: E402
 from .tracer import backward_plan as _backward_plan  # noqa: E402
+from .tracer import numpy_names as _numpy_names  # noqa: E402
+from ._version import __version__  # noqa: E402,F401
 
 # The tape compiles its backward plans by the runtime's policy for serving a Function
 # while it compiles: injected here, since tracer/ imports neither runtime nor codegen.
 # Plans that differ only in a size share a dynamic version (runtime/dynamic_serving.py).
+# The hook is light: the compiler behind it loads when the first plan compiles.
 _backward_plan.serve = _DynamicServing()
 del _backward_plan, _DynamicServing
 
-# Optimization loops: optimizers and schedules, the compiled training step, SciPy interop
-# (gradtape.scipy imports SciPy only when minimize is called).
-from . import optimizers  # noqa: F401,E402
-import sys as _sys  # noqa: E402
-
-from . import scipy  # noqa: F401,E402
-from . import random  # noqa: F401,E402  (keys and draws: gradtape.random)
-
 # Messages about unsupported NumPy functions name gradtape's function of the same name, if any.
-from .tracer import numpy_names as _numpy_names  # noqa: E402
-_numpy_names.NAMESPACES[:] = [(_sys.modules[__name__], "gradtape"), (scipy.special, "gradtape.scipy.special")]
+_numpy_names.NAMESPACES[:] = [(_sys.modules[__name__], "gradtape"), (_scipy_special, "gradtape.scipy.special")]
 del _numpy_names
-from .training import TrainStep, train_step  # noqa: F401,E402
 
-from ._version import __version__  # noqa: E402,F401
+# Loaded at first use (PEP 562, _lazy.py), so that `import gradtape` costs NumPy, the op
+# table, the tracer and the functions, not LLVM, networkx or SciPy interop
+# (bench/import_time.py): public name -> the module defining it.
+__getattr__, __dir__ = _lazy.names(__name__, globals(), {
+    # compiling ahead of time, and the compile cache (gradtape/aot, on the runtime)
+    "compile": ".aot", "load": ".aot", "export_c": ".aot", "AotFunction": ".aot", "ShapeDtype": ".aot",
+    "cache_info": ".aot",
+    "clear_cache": ".caches",  # memory and disk; gradtape.aot's empties the disk only
+    # sparse derivatives (graph colouring with networkx)
+    "COOTriple": ".staging.sparse", "sparse_jacobian": ".staging.sparse", "sparse_hessian": ".staging.sparse",
+    # the compiled training step
+    "TrainStep": ".training", "train_step": ".training",
+}, {
+    "optimizers", "scipy", "random",  # optimization loops (optimizers, SciPy interop) and keys and draws
+    "runtime", "codegen", "aot", "caches", "training",
+})
+
 
 # The public API: what `from gradtape import *` gives and what the docs describe. The
 # subpackages not listed (tracer, staging, codegen, aot, ...) are importable but internal.

@@ -12,11 +12,18 @@ where an older release would otherwise fail far from its cause:
   with "Cannot select: fmaximum" in ``emit_object``.
 - NumPy 1.x bundles its BLAS under other symbol names and lays out its
   structs differently from what the compiled calls read.
+
+The version of a package that is already imported is its module's
+``__version__`` (what will run); of one that is not, its installed
+distribution's metadata: importing llvmlite and networkx just to read their
+versions would cost most of ``import gradtape``, which loads them only at
+first use (llvmlite at the first compile).
 """
 from __future__ import annotations
 
 import re
-from importlib import import_module
+import sys
+from importlib import import_module, metadata  # an eighth of what importing networkx and llvmlite costs
 
 # distribution name -> (oldest supported release, why nothing older)
 FLOORS = {
@@ -32,12 +39,24 @@ def release(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in match.group(0).split(".")) if match else ()
 
 
+def installed_version(name: str) -> str:
+    """The version of `name` that an import gives: the module's ``__version__`` once it is imported,
+    else its distribution's (or, with no metadata installed, the module's after all)."""
+    module = sys.modules.get(name)
+    if module is None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:  # a copy on sys.path without its metadata
+            module = import_module(name)
+    return module.__version__
+
+
 def check_installed(versions: dict[str, str] | None = None) -> None:
     """Refuse to import on a dependency older than its floor.
 
     Args:
         versions: distribution name -> installed version string; by default
-            each module's ``__version__``.
+            each one's `installed_version`.
 
     Raises:
         ImportError: naming the package, the version found, the floor, why,
@@ -47,7 +66,7 @@ def check_installed(versions: dict[str, str] | None = None) -> None:
         >>> check_installed({"numpy": "2.1.0", "llvmlite": "0.45.1", "networkx": "3.4"})
     """
     for name, (floor, why) in FLOORS.items():
-        found = versions[name] if versions is not None else import_module(name).__version__
+        found = versions[name] if versions is not None else installed_version(name)
         if release(found) < floor:
             wanted = ".".join(map(str, floor))
             raise ImportError(f"gradtape needs {name} >= {wanted}, found {name} {found} ({why}); "

@@ -13,7 +13,10 @@ functions too) and resolved to the subpackage it names. The rules:
 - no two subpackages import each other, directly or through others;
 - an import inside a function is only for an optional dependency (SciPy,
   matplotlib, Dask, the optional C extension), whose absence must not stop
-  the package from importing.
+  the package from importing, or for what is loaded at first use so that
+  `import gradtape` does not pay for it (llvmlite and the compiler built on
+  it, networkx: tests/test_import_cost.py); the rules above hold for those
+  imports too, and for the names packages load at first use (_lazy.py).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ FORBIDDEN = {
     "tracer": {"staging", "codegen", "runtime"},
 }
 OPTIONAL = {"scipy", "matplotlib", "dask", "distributed", "_crecord"}
+DEFERRED = ("llvmlite", "networkx", "gradtape.codegen", "gradtape.runtime")
 
 
 def _layer(path: pathlib.Path) -> str:
@@ -63,6 +67,16 @@ def _imports(path: pathlib.Path):
         yield names, id(node) in in_function, node.lineno
 
 
+def _lazy_imports(path: pathlib.Path):
+    """(module, line) for each module a `_lazy.names(__name__, globals(), {name: module}, ...)`
+    table in `path` loads at first use, as absolute dotted names."""
+    package = ".".join(["gradtape", *path.relative_to(ROOT).parent.parts])
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "_lazy.names":
+            for value in node.args[2].values:
+                yield package + value.value, node.lineno
+
+
 def _target_layer(name: str) -> str | None:
     """The gradtape subpackage (or third-party top-level name) that a dotted import names."""
     parts = name.split(".")
@@ -85,7 +99,8 @@ def test_a_layer_imports_nothing_above_it(layer):
     for path in SOURCES:
         if _layer(path) != layer:
             continue
-        for names, _, line in _imports(path):
+        lazy = [([name], False, line) for name, line in _lazy_imports(path)]
+        for names, _, line in list(_imports(path)) + lazy:
             for name in names:
                 if _target_layer(name) in FORBIDDEN[layer]:
                     bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
@@ -116,6 +131,18 @@ def test_imports_inside_functions_are_only_for_optional_dependencies():
     for path in SOURCES:
         for names, in_function, line in _imports(path):
             if in_function and not any(name.split(".")[-1] in OPTIONAL or name.split(".")[0] in OPTIONAL
+                                       or any(name == d or name.startswith(d + ".") for d in DEFERRED)
                                        for name in names):
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {', '.join(names)} inside a function")
     assert not bad, f"{len(bad)} imports inside functions:\n" + "\n".join(bad)
+
+
+def test_names_loaded_at_first_use_name_modules_of_the_package():
+    tables = 0
+    for path in SOURCES:
+        for name, line in _lazy_imports(path):
+            tables += 1
+            module = ROOT.parent.joinpath(*name.split("."))
+            assert module.with_suffix(".py").exists() or (module / "__init__.py").exists(), \
+                f"{path.relative_to(ROOT)}:{line}: {name} is not a module of gradtape"
+    assert tables >= 10  # the package root's, the IR's, the runtime's, the code generator's

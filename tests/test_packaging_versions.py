@@ -3,9 +3,10 @@
 pyproject.toml's lower bounds, .ci/floors.txt's pins (what CI's oldest row
 installs) and gradtape/_requirements.py's import check name the same floors;
 an older NumPy or llvmlite is refused at import with a message that says the
-fix; and the LLVM of the installed llvmlite compiles what made llvmlite 0.44
+fix (read from its installed metadata when gradtape has not imported it yet); and the LLVM of the installed llvmlite compiles what made llvmlite 0.44
 (LLVM 15) abort.
 """
+import importlib.metadata
 import re
 import subprocess
 import sys
@@ -65,6 +66,29 @@ def test_import_refuses_an_older_release_and_says_the_fix(name, old):
     floor = ".".join(map(str, _requirements.FLOORS[name][0]))
     assert last.startswith(f"ImportError: gradtape needs {name} >= {floor}, found {name} {old} (")
     assert last.endswith(f"python -m pip install '{name}>={floor}'")
+
+
+@pytest.mark.parametrize("name, old", [("llvmlite", "0.44.0"), ("networkx", "2.8.8")])
+def test_import_refuses_an_older_release_it_has_not_imported_yet(name, old):
+    # `import gradtape` loads neither: their installed metadata is what the check reads then.
+    code = (f"import importlib.metadata as m; real = m.version\n"
+            f"m.version = lambda n: {old!r} if n == {name!r} else real(n)\n"
+            f"import gradtape")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    floor = ".".join(map(str, _requirements.FLOORS[name][0]))
+    assert out.stderr.strip().splitlines()[-1].startswith(f"ImportError: gradtape needs {name} >= {floor}, "
+                                                          f"found {name} {old} (")
+
+
+def test_the_installed_version_is_the_imported_modules_or_else_the_metadatas(monkeypatch):
+    import llvmlite
+
+    assert _requirements.installed_version("llvmlite") == llvmlite.__version__
+    monkeypatch.setattr(llvmlite, "__version__", "0.1.0")  # what the running module says wins
+    assert _requirements.installed_version("llvmlite") == "0.1.0"
+    monkeypatch.delitem(sys.modules, "llvmlite")
+    assert _requirements.installed_version("llvmlite") == importlib.metadata.version("llvmlite") != "0.1.0"
 
 
 def test_the_check_reads_release_numbers():

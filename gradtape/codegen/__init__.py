@@ -31,35 +31,14 @@ thread pool (parallel.py); `blas=False` also leaves them whole.
 """
 from __future__ import annotations
 
-from . import blas, failures, lapack, parallel
-from .lowered import Lowered, LoweringError, Unsupported, _use_blas, blas_allowed  # noqa: F401
-from .lowering import lower_function
+from .. import _lazy
 
 CODEGEN_VERSION = 7  # bump when generated code changes: it keys every cache
 
-
-def lower(fn, name: str = "gradtape_fn", *, blas: bool = True) -> Lowered:
-    """Lower `fn` to LLVM IR (see the module docstring for the calling convention).
-
-    Args:
-        fn: the ir.Function.
-        name: the symbol of the entry function.
-        blas: large contractions call NumPy's OpenBLAS and large loops the runtime's thread pool
-            (True), or everything is loops on the calling thread (False).
-    """
-    if blas:
-        return lower_function(fn, name)
-    token = _use_blas.set(False)
-    try:
-        return lower_function(fn, name)
-    finally:
-        _use_blas.reset(token)
-
-
-def external_address(symbol: str) -> int | None:
-    """The address in this process of an external generated code may name in
-    Lowered.externals (BLAS and LAPACK routines, the failure callbacks of failures.py), or None when it is not one of those
-    (libraries' symbols, such as libmvec's, resolve by loading the library;
-    the thread pool's is the runtime's)."""
-    return (blas.symbol_address(symbol) or lapack.symbol_address(symbol) or failures.symbol_address(symbol)
-            or parallel.external_address(symbol))
+# The code generator loads when first named (PEP 562): staging keys its caches by
+# CODEGEN_VERSION long before anything is lowered (gradtape/_lazy.py).
+__getattr__, __dir__ = _lazy.names(__name__, globals(), {
+    "lower": ".api", "external_address": ".api", "lower_function": ".lowering",
+    "Lowered": ".lowered", "LoweringError": ".lowered", "Unsupported": ".lowered", "_use_blas": ".lowered",
+    "blas_allowed": ".lowered",
+}, None)

@@ -23,12 +23,12 @@ built for one target is never loaded for another.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import os
 import tempfile
 import threading
-from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
@@ -52,8 +52,9 @@ class TargetError(ValueError):
     """GRADTAPE_CPU names a target that gradtape cannot or will not generate code for."""
 
 
-@dataclass(frozen=True)
-class Cpu:
+# A named tuple rather than a dataclass: LLVM's worker process imports this module, and
+# dataclasses (with inspect) would be a tenth of its start-up (runtime/llvm_worker.py).
+class Cpu(collections.namedtuple("Cpu", ["triple", "name", "features", "known"])):
     """A code generation target.
 
     Attributes:
@@ -64,10 +65,7 @@ class Cpu:
         generator makes itself (never more than the target really has).
     """
 
-    triple: str
-    name: str
-    features: str
-    known: frozenset
+    __slots__ = ()
 
     def has(self, *features: str) -> bool:
         """True when the target is known to have every one of `features`."""

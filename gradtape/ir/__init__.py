@@ -9,10 +9,13 @@ from .batching import vmap
 from .builder import Builder, Sym, bind
 from .core import Eqn, Function, Literal, Var
 from .errors import DTypeError, IRError, MissingRuleError, ShapeError, VerifyError
-from .graph import dependency_graph, reachable
 from .interpret import eval_function
 from .op import FACTS, Op, all_ops, batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from .passes import dce, inputs_from_known, select_outputs
 from .tangent import jvp
 from .types import TensorType, dtype_name, is_float, type_of
 from .verify import verify
+from .. import _lazy
+
+# networkx loads with the first dependency graph, not with the IR (gradtape/_lazy.py).
+__getattr__, __dir__ = _lazy.names(__name__, globals(), {"dependency_graph": ".graph", "reachable": ".graph"}, None)

@@ -41,7 +41,6 @@ can be summed into one seed of a compressed Jacobian J @ S.
 """
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 
 from .core import Function, Literal, Var
@@ -459,6 +458,8 @@ def jacobian_pattern(fn: Function, wrt: int, out: int = 0) -> Pattern:
 
 def column_intersection_graph(pattern: Pattern):
     """The networkx Graph on columns where two columns are adjacent iff they share a row."""
+    import networkx as nx  # loaded by the first colouring, not by `import gradtape` (200 ms)
+
     n = pattern.shape[1]
     indptr, indices = pattern.indptr, pattern.indices
     # Each entry pairs with the entries after it in its row.
@@ -506,6 +507,8 @@ def colour_columns(pattern: Pattern) -> tuple[np.ndarray, int]:
     n = pattern.shape[1]
     if pattern.nnz == 0:
         return np.zeros(n, np.int64), 0
+    import networkx as nx
+
     g = column_intersection_graph(pattern)
     best = None
     for strategy in _STRATEGIES:

@@ -33,18 +33,15 @@ verified at import), compiled.py (CompiledFunction and its call path),
 arena.py (scratch memory), alloc.py (large outputs' buffers, reused once
 their arrays die), config.py (settings), errors.py.
 """
-from . import alloc, config  # noqa: F401
-from .compiled import CompiledFunction  # noqa: F401  (first: compiled.py re-exports cache.py's names)
-from .cache import (  # noqa: F401
-    cache_info,
-    clear_cache,
-    compile_function,
-    compile_function_async,
-    compile_function_if_cached,
-    interpreted,
-    wait_for_compiles,
-)
-from . import disk_cache  # noqa: F401
-from . import parallel  # noqa: F401  (registers the thread pool with the code generator)
-from .serving import ServedFunction  # noqa: F401
+from .. import _lazy
+from . import config  # noqa: F401
 from .errors import ArgumentError, CompileError, RuntimeLayerError  # noqa: F401
+
+# The rest loads when first named (PEP 562): compiling needs llvmlite and the code generator,
+# which a program that only traces or records never loads (gradtape/_lazy.py).
+__getattr__, __dir__ = _lazy.names(__name__, globals(), {
+    "CompiledFunction": ".compiled",
+    "cache_info": ".cache", "clear_cache": ".cache", "compile_function": ".cache", "compile_function_async": ".cache",
+    "compile_function_if_cached": ".cache", "interpreted": ".cache", "wait_for_compiles": ".cache",
+    "ServedFunction": ".serving",
+}, None)  # and every module: runtime.disk_cache, runtime.parallel, ...

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import codegen
 from . import config, fastcall, jit, numpy_abi
+from . import parallel  # noqa: F401  (registers the thread pool with the code generator before anything is lowered)
 from .arena import EMPTY, aligned_empty
 from .errors import CompileError
 

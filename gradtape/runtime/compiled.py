@@ -25,7 +25,7 @@ import ctypes
 
 import numpy as np
 
-from .. import ir
+from .. import _lazy, ir
 from ..codegen import failures
 from . import alloc
 from .arena import thread_arena
@@ -353,5 +353,9 @@ def _own_outputs(results, types, inputs) -> list:
     return outs
 
 
-# The cache's functions lived here before the runtime was split into files; keep the old import path working.
-from .cache import cache_info, clear_cache, compile_function, compile_function_async, interpreted, wait_for_compiles  # noqa: E402,F401
+# The cache's functions lived here before the runtime was split into files; keep the old import
+# path working, loaded when asked for (cache.py imports this module).
+__getattr__, _ = _lazy.names(__package__, globals(), {
+    "cache_info": ".cache", "clear_cache": ".cache", "compile_function": ".cache", "compile_function_async": ".cache",
+    "interpreted": ".cache", "wait_for_compiles": ".cache",
+})

@@ -21,6 +21,11 @@ Each is a plain module attribute, so tests and programs may also assign it:
   switch is by a count of runs, not by time (tracer/backward_plan.py).
 - The target CPU (GRADTAPE_CPU, default `host`) is read by
   gradtape.codegen.cpu, since the code generator's choices depend on it too.
+- `threads` and `parallel_min_elements` (GRADTAPE_THREADS,
+  GRADTAPE_PARALLEL_MIN_ELEMENTS): the thread pool's settings as the
+  environment gives them, read here so that a bad one stops `import
+  gradtape` rather than the first compile; parallel.py, which loads with the
+  compiler, documents them, and parallel.configure changes them.
 - `opt_level` (GRADTAPE_OPT_LEVEL, default 2): the new pass manager's speed
   level, with loop and SLP vectorization on. O2 and O3 give equally fast code
   here (bench/compile_pipeline.py), and 0 turns the IR passes off.
@@ -93,6 +98,27 @@ def env_int(name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {value!r}; unset it for the default") from None
 
 
+MAX_THREADS = 64
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_threads(threads: int, where: str = "parallel.configure: threads", default: str = "None") -> int:
+    """`threads` when it is an int from 1 to MAX_THREADS; else ValueError naming `where`."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(
+            f"{where} must be an int from 1 to {MAX_THREADS} (or {default} for the "
+            f"default, {available_cpus()}), got {threads!r}"
+        )
+    return threads
+
+
 def _flag(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None:
@@ -116,3 +142,7 @@ cache_max_bytes = int(os.environ.get("GRADTAPE_CACHE_MAX_BYTES", str(512 * 1024 
 memory_cache_entries = int(os.environ.get("GRADTAPE_MEMORY_CACHE_ENTRIES", "256"))
 memory_cache_bytes = int(os.environ.get("GRADTAPE_MEMORY_CACHE_BYTES", str(256 * 1024 * 1024)))
 llvm_worker_after = int(os.environ.get("GRADTAPE_LLVM_WORKER_AFTER", "0"))
+# The thread pool's settings (parallel.py, loaded at the first compile, documents them): read
+# here so that a bad value stops `import gradtape`, not the first compile.
+threads = check_threads(env_int("GRADTAPE_THREADS", min(MAX_THREADS, available_cpus())), "GRADTAPE_THREADS", "unset")
+parallel_min_elements = env_int("GRADTAPE_PARALLEL_MIN_ELEMENTS", 65536)

@@ -23,7 +23,6 @@ import logging
 import threading
 
 from . import config
-from .dynamic_family import Family
 from .serving import ServedFunction
 
 logger = logging.getLogger("gradtape")
@@ -105,6 +104,8 @@ class _Served:
             self._checked = True
             target = self.fn if group.prepare is None else group.prepare(self.fn)
             if group.family is None:
+                from .dynamic_family import Family  # the code generator: loaded by the first family
+
                 first = group.first if group.prepare is None else group.prepare(group.first)
                 group.family = Family(_dims(group.first), first, _PlanLog())
             run = group.family.offer(self.dims, target, "tape backward plan")

@@ -179,7 +179,7 @@ def _worker_wanted(machine) -> bool:
 def _compile_in_worker(kernel_ir, timings, label, level, vectorize):
     """(object, declared names) from the worker process, or None when there is no usable worker."""
     with llvm_worker.lock():
-        worker = llvm_worker.shared(target.identity())
+        worker = llvm_worker.shared(target.identity(), timings)
         if worker is None:
             return None
         try:

@@ -2,8 +2,10 @@
 
 Apart from llvm_worker.py (the parent's side, which jit.py imports) so that
 this module can import jit at the top: jit -> llvm_worker, and only the
-child, started as `python -c "from gradtape.runtime.llvm_worker_child import
-serve; serve()"`, loads this one.
+child (llvm_worker._CHILD: `serve()`, with a bare `gradtape` package module
+standing for the real one, whose __init__ the child has no use for) loads
+this one. It imports llvmlite and the runtime's config, jit and target, and
+neither NumPy nor the tracer.
 """
 from __future__ import annotations
 

@@ -40,29 +40,13 @@ from .errors import CompileError
 from . import parallel_pool
 from .parallel_pool import PARALLEL_FOR, SENTINEL, STATE, WORKER, WORKER_UNITS, build_pool_module, global_name
 
-MAX_THREADS = 64
+from .config import MAX_THREADS, available_cpus, check_threads as _check_threads
+
 SPIN_CYCLES = 100_000  # about 40 µs at 2.5 GHz: one kernel's next loop usually starts sooner
 
-
-def available_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _check_threads(threads: int, where: str = "parallel.configure: threads", default: str = "None") -> int:
-    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= MAX_THREADS:
-        raise ValueError(
-            f"{where} must be an int from 1 to {MAX_THREADS} (or {default} for the "
-            f"default, {available_cpus()}), got {threads!r}"
-        )
-    return threads
-
-
-threads = _check_threads(config.env_int("GRADTAPE_THREADS", min(MAX_THREADS, available_cpus())), "GRADTAPE_THREADS", "unset")
-min_elements = config.env_int("GRADTAPE_PARALLEL_MIN_ELEMENTS", 65536)
+# The environment's settings, read (and a bad one refused) by config.py at `import gradtape`.
+threads = config.threads
+min_elements = config.parallel_min_elements
 
 _lock = threading.Lock()
 _pool = None  # the _Pool, once built

@@ -45,7 +45,27 @@ import concurrent.futures
 import threading
 
 from . import config
-from .cache import compile_function, compile_function_async, interpreted
+
+
+# The compiler (cache.py: codegen, llvmlite) is imported by the first run, not with this module:
+# staged functions and the tape's hook hold ServedFunctions long before anything compiles.
+def compile_function(fn):
+    from .cache import compile_function
+
+    return compile_function(fn)
+
+
+def compile_function_async(fn):
+    from .cache import compile_function_async
+
+    return compile_function_async(fn)
+
+
+def interpreted(fn):
+    from .cache import interpreted
+
+    return interpreted(fn)
+
 
 # Stands for the background compile between the run that started it and that run's
 # end, when its caller submits it: never done, so runs meanwhile are interpreted.
@@ -100,6 +120,13 @@ class ServedFunction:
         self._lock = threading.Lock()
         self._future = None  # the background compile: _NOT_SUBMITTED, then submitted
         self._interim = None  # the interpreter, serving runs meanwhile
+        if compiler is None:
+            # A compile is coming (a tape's backward plan compiles at its compile_after-th run):
+            # LLVM's worker process starts now, in the background, not when the compile needs it.
+            # (llvm_worker.py loads subprocess: with the first ServedFunction, not with this module.)
+            from . import llvm_worker
+
+            llvm_worker.prestart()
 
     def __call__(self, *args) -> list:
         """Outputs of the Function on `args` (arrays), by whatever runs it now (see `runner`)."""

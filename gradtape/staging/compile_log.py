@@ -3,8 +3,15 @@
     GRADTAPE_LOG=compiles python train.py          # or: logging.getLogger("gradtape").setLevel(logging.INFO)
 
     gradtape: trace grad(loss) #1 for (w: f64[3], X: f64[40,3]): first call [trace 1.9 ms, transform+optimize 2.4 ms]
-    gradtape: compile grad(loss) for (w: f64[3], X: f64[40,3]): 38.1 ms [lower 2.0 ms, parse 1.1 ms, optimize 20.4 ms, ...]
+    gradtape: compile grad(loss) for (w: f64[3], X: f64[40,3]): compiled in 38.1 ms [lower 2.0 ms, ..., LLVM optimize 20.4 ms, ...]
     gradtape: trace grad(loss) #2 for (w: f64[3], X: f64[50,3]): argument X: shape (40, 3) -> (50, 3) [...]
+
+A compile's stages add up to its total: `other` is what no stage names
+(the disk cache, checking symbols, ...). LLVM's stages run in its worker
+process (runtime/llvm_worker.py) by default; then `waiting for LLVM's
+worker` is the time the compile waited for that process to finish starting
+(the first compile of a process, if the worker started late), and `to and
+from LLVM's worker` the IR and machine code through its pipes.
 
 A retrace names what changed against the nearest signature traced before
 (the one differing in the fewest arguments): an argument's shape, dtype or
@@ -186,15 +193,15 @@ def compiled(title: str, described: tuple, compiled_function) -> None:
         return
     stages = getattr(cf, "compile_stages", {}) or {}
     where = "loaded from the disk cache" if getattr(cf, "loaded_from_disk", False) else "compiled"
-    detail = ", ".join(f"{_STAGE_NAMES.get(stage, stage)} {_ms(seconds)}" for stage, seconds in stages.items())
-    logger.info("compile %s for %s: %s in %s [%s]", title, signature_text(described), where,
-                _ms(getattr(cf, "compile_seconds", 0.0) or sum(stages.values())), detail)
+    total = getattr(cf, "compile_seconds", 0.0) or sum(stages.values())
+    logger.info("compile %s for %s: %s in %s [%s]", title, signature_text(described), where, _ms(total),
+                stage_text(stages, total))
 
 
 def dynamic_compiled(title: str, described: tuple, kernel, symbolic) -> None:
     """Log the compile of a dynamic version (staging/dynamic_versions.py): once for every size."""
     if logger.isEnabledFor(logging.INFO):
-        detail = ", ".join(f"{_STAGE_NAMES.get(stage, stage)} {_ms(s)}" for stage, s in kernel.compile_stages.items())
+        detail = stage_text(kernel.compile_stages, kernel.compile_seconds)
         types = ", ".join(map(repr, symbolic.fn.in_types[:symbolic.n_inputs]))
         how = "loaded from the disk cache" if kernel.loaded_from_disk else "compiled"
         logger.info("compile %s dynamic for (%s), N >= 2 a run-time size (from %s): %s in %s [%s]", title,
@@ -226,8 +233,18 @@ def dynamic_failed(title: str, described: tuple, reason: str) -> None:
                     signature_text(described), reason)
 
 
-# runtime/build.py's stage names, as the log shows them: which of them are LLVM's.
-_STAGE_NAMES = {"parse": "LLVM parse", "optimize": "LLVM optimize", "emit_object": "LLVM emit"}
+# runtime/build.py's stage names, as the log shows them: which of them are LLVM's, and its worker's.
+_STAGE_NAMES = {"parse": "LLVM parse", "optimize": "LLVM optimize", "emit_object": "LLVM emit",
+                "worker_wait": "waiting for LLVM's worker", "worker_transfer": "to and from LLVM's worker"}
+
+
+def stage_text(stages: dict, total: float) -> str:
+    """"lower 2.0 ms, ..., other 0.3 ms": each stage, and what the stages leave of `total` (seconds)."""
+    parts = [f"{_STAGE_NAMES.get(stage, stage)} {_ms(seconds)}" for stage, seconds in stages.items()]
+    rest = total - sum(stages.values())
+    if rest >= 0.00005:
+        parts.append(f"other {_ms(rest)}")
+    return ", ".join(parts)
 
 
 def signature_text(described: tuple) -> str:

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.dynamic_sizes import MIN_SIZE
-from ..runtime.dynamic_family import Family
 from ..tracer import tree
 from . import compile_log, program as program_module
 
@@ -71,6 +69,8 @@ class DynamicVersions:
         family = self.families.get(key)
         log = _Log(title, described)
         if family is None:
+            from ..runtime.dynamic_family import Family  # the code generator: loaded by the first family
+
             family = self.families[key] = Family(dims, program.fn, log)
             while len(self.families) > MAX_FAMILIES:
                 del self.families[next(iter(self.families))]
@@ -101,6 +101,8 @@ class DynamicVersions:
 
     def _second_size(self, staged, sig, args, dims):
         """Trace (and so generalize and compile) the family of `sig` at another size of its dynamic dims."""
+        from ..codegen.dynamic_sizes import MIN_SIZE
+
         marked = _marked_dims(self.policy, sig, dims)
         sizes = {dims[i] for i in marked}
         if len(sizes) != 1 or min(sizes) < MIN_SIZE:

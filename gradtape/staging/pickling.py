@@ -23,7 +23,7 @@ import pickle
 import sys
 import types
 
-from ..runtime import portable
+from .. import runtime  # runtime.portable (the compiler) loads when something is pickled
 from .program import Program
 
 _log = logging.getLogger("gradtape")
@@ -111,7 +111,7 @@ def pack_program(program, name: str) -> tuple:
     code = None
     # A dynamic version's sizes travel as IR: its code is bound to this process's kernel.
     if compiled is not None and compiled.native and not getattr(compiled, "dynamic", False):
-        code = portable.pack(compiled, {"kind": "staged", "name": name})
+        code = runtime.portable.pack(compiled, {"kind": "staged", "name": name})
     skeleton = program.assemble([None] * len(program.fn.outvars))
     return skeleton, program.fn, code
 
@@ -121,13 +121,13 @@ def unpack_program(skeleton, fn, code, name: str) -> Program:
     else with its IR alone, compiled at the first call (never traced again)."""
     program = Program(fn, skeleton)
     if code is not None:
-        meta, payload = portable.unpack(code)
-        why = portable.foreign(meta)
+        meta, payload = runtime.portable.unpack(code)
+        why = runtime.portable.foreign(meta)
         if why:
             _log.info("unpickled %s: compiling again from its IR, the machine code was built for "
                       "another machine (%s)", name, why)
         else:
-            program.compiled = portable.restore(meta, payload, fn, label=f"{name} (unpickled)")
+            program.compiled = runtime.portable.restore(meta, payload, fn, label=f"{name} (unpickled)")
     return program
 
 

@@ -44,7 +44,7 @@ import weakref
 
 import numpy as np
 
-from .. import codegen
+from .. import runtime
 from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
 from ..tracer.signature import PY_FLOAT, STATIC, as_array
@@ -59,6 +59,21 @@ CacheInfo = collections.namedtuple("CacheInfo", ["hits", "misses", "traces", "co
 _ndarray = np.ndarray
 _MISS = object()
 _live = weakref.WeakSet()  # every StagedFunction, for clear_all_caches
+
+
+codegen = None  # gradtape.codegen (its CODEGEN_VERSION keys the programs): loaded by the first StagedFunction
+
+
+def _expect_compiles():
+    """A staged function exists: it will most likely compile. Load the code generator's version and
+    start LLVM's worker process now, in the background, so that its start-up overlaps tracing and
+    lowering instead of adding to the first compile (runtime/llvm_worker.py)."""
+    global codegen
+    if codegen is None:
+        from .. import codegen as loaded
+
+        codegen = loaded
+    runtime.llvm_worker.prestart()
 
 
 def clear_all_caches():
@@ -133,6 +148,7 @@ class StagedFunction:
     """
 
     def __init__(self, fun, transform, static_argnums=(), traces=None, dynamic=None):
+        _expect_compiles()
         self._fun = fun
         self._transform = transform
         self._static = frozenset(static_argnums)

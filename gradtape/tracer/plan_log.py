@@ -45,9 +45,14 @@ def compiled(label, compiled_function) -> None:
     if label is None or not logger.isEnabledFor(logging.INFO):
         return
     stages = getattr(compiled_function, "compile_stages", {}) or {}
-    detail = ", ".join(f"{stage} {seconds * 1e3:.1f} ms" for stage, seconds in stages.items())
+    parts = [f"{stage} {seconds * 1e3:.1f} ms" for stage, seconds in stages.items()]
+    total = getattr(compiled_function, "compile_seconds", 0.0) or sum(stages.values())
+    if stages and total - sum(stages.values()) >= 0.00005:  # the stages add up to the total
+        parts.append(f"other {(total - sum(stages.values())) * 1e3:.1f} ms")
     how = "loaded from the disk cache" if getattr(compiled_function, "loaded_from_disk", False) else "compiled"
-    logger.info("%s: %s [%s]", label, how, detail or "interpreted")
+    if stages:
+        how += f" in {total * 1e3:.1f} ms"
+    logger.info("%s: %s [%s]", label, how, ", ".join(parts) or "interpreted")
 
 
 def _why(rec, structure: tuple, cached: list) -> str:

@@ -144,3 +144,37 @@ def test_a_tape_whose_shapes_change_says_which_input(log):
     _tape_gradient(gt.constant(np.ones(3)), 2.0)
     _tape_gradient(gt.constant(np.ones(5)), 2.0)
     assert "input 0 is now f64[5] (another shape or dtype than before)" in _lines(log, "tape backward plan #")[-1]
+
+
+def _stages_and_total(line: str):
+    """{stage: ms} of a compile line `... compiled in T ms [a 1.0 ms, b 2.0 ms]`, and T."""
+    total = float(line.split(" in ", 1)[1].split(" ms [", 1)[0])
+    stages = {}
+    for part in line[line.index(" ms [") + 5:-1].split(", "):
+        name, ms, _ = part.rsplit(" ", 2)
+        stages[name] = float(ms)
+    return stages, total
+
+
+def test_a_compiles_stages_add_up_to_its_total(log, monkeypatch):
+    monkeypatch.setattr(runtime.config, "async_compile", False)
+    monkeypatch.setattr(runtime.config, "disk_cache", False)
+    g = gt.grad(scaled_power, static_argnums=(1,))
+    g(np.linspace(0.0, 1.0, 6), 5)
+    (compiled,) = _lines(log, "compile ")
+    stages, total = _stages_and_total(compiled)
+    assert {"lower", "LLVM optimize", "load"} <= set(stages)
+    assert abs(sum(stages.values()) - total) <= 0.05 * len(stages) + 0.05  # each rounded to 0.1 ms
+
+
+def test_the_first_compile_of_a_process_names_its_wait_for_llvms_worker(tmp_path):
+    code = ("import numpy as np, gradtape as gt\n"
+            "gt.grad(lambda x: gt.sum(gt.tanh(x) * x))(np.ones(3))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADTAPE_LLVM_WORKER_AFTER", "GRADTAPE_DUMP")}
+    env.update(GRADTAPE_LOG="compiles", GRADTAPE_ASYNC_COMPILE="0", GRADTAPE_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (line,) = [s for s in out.stderr.splitlines() if s.startswith("gradtape: compile grad(<lambda>)")]
+    stages, total = _stages_and_total(line)
+    assert "waiting for LLVM's worker" in stages and "to and from LLVM's worker" in stages
+    assert abs(sum(stages.values()) - total) <= 0.05 * len(stages) + 0.05

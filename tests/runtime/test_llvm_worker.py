@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -96,3 +99,80 @@ def test_an_ir_error_in_the_worker_is_a_compile_error(worker_always):
     with pytest.raises(runtime.CompileError, match="LLVM rejected the IR of bad"):
         jit.compile_object("define void @f() { ret i32 0 }", {}, (), {}, "bad")
     assert llvm_worker._current.process.poll() is None  # the worker lives on
+
+
+def test_a_prestarted_worker_is_the_one_the_first_compile_uses(worker_always):
+    llvm_worker.prestart()
+    worker = llvm_worker._current
+    assert worker is not None and worker.identity is None  # started, not waited for
+    llvm_worker.prestart()
+    assert llvm_worker._current is worker  # once
+    cf = runtime.compile_function(chain_fn((3, 7)))
+    assert cf.native and llvm_worker._current is worker and worker.served == 1
+    assert "worker_wait" in cf.compile_stages and "worker_transfer" in cf.compile_stages
+    check(cf, (3, 7))
+
+
+def test_prestart_starts_nothing_when_compiles_stay_in_this_process(worker_always, monkeypatch):
+    for after, dump in ((-1, frozenset()), (5, frozenset()), (0, frozenset({"llvm"}))):
+        monkeypatch.setattr(config, "llvm_worker_after", after)
+        monkeypatch.setattr(config, "dump", dump)
+        llvm_worker.prestart()
+        assert llvm_worker._current is None
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/maps"), reason="reads /proc/<pid>/maps")
+def test_the_worker_loads_llvm_but_not_numpy(worker_always):
+    """The child imports the runtime's compile modules only, not gradtape's __init__ (NumPy, the tracer)."""
+    llvm_worker.prestart()
+    worker = llvm_worker._current
+    assert worker.ready() == target.identity()
+    with open(f"/proc/{worker.process.pid}/maps") as f:
+        libraries = {line.split()[-1].rsplit("/", 1)[-1] for line in f if "/" in line}
+    assert any("llvmlite" in name for name in libraries)
+    assert not any("_multiarray_umath" in name for name in libraries)
+
+
+def test_a_process_that_never_compiles_leaves_no_worker_behind(tmp_path):
+    script = (
+        "import gradtape as gt\n"
+        "from gradtape.runtime import llvm_worker\n"
+        "f = gt.grad(lambda x: gt.sum(x * x))  # a staged function: the worker starts\n"
+        "print(llvm_worker._current.process.pid, flush=True)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADTAPE_LLVM_WORKER_AFTER", "GRADTAPE_DUMP")}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120,
+                         check=True)
+    pid = int(out.stdout.split()[-1])
+    # The parent killed and reaped it at exit: no process (nor zombie) has that pid any more.
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{pid}")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_its_own_worker(worker_always):
+    llvm_worker.prestart()
+    parent_worker = llvm_worker._current
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker (and its pipes) is not its own
+        code = 1
+        try:
+            cf = runtime.compile_function(chain_fn((2, 11)))
+            a, b = np.ones((2, 11)), np.full((2, 11), 2.0)
+            ok = cf.native and np.allclose(cf(a, b)[0], np.cos(a * b) - a)
+            os.write(write, str(llvm_worker._current.process.pid).encode())
+            code = 0 if ok else 2
+        finally:
+            os._exit(code)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    child_worker = int(os.read(read, 64) or b"0")
+    os.close(read)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert child_worker not in (0, parent_worker.process.pid)
+    cf = runtime.compile_function(chain_fn((2, 12)))  # the parent's own worker still serves it
+    assert llvm_worker._current is parent_worker and parent_worker.served == 1
+    check(cf, (2, 12))

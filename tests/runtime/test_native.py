@@ -89,10 +89,16 @@ def test_gil_releasing_kernel_gives_the_same_answers(handmade, monkeypatch):
     np.testing.assert_allclose(out[0], np.cos(a * b) - a)
 
 
-def test_compile_stages_are_timed(handmade):
+@pytest.mark.parametrize("worker_after", [0, -1])
+def test_compile_stages_are_timed(handmade, monkeypatch, worker_after):
+    monkeypatch.setattr(config, "llvm_worker_after", worker_after)
     cf = runtime.compile_function(add_fn())
-    stages = ("lower", "ir_text", "parse", "optimize", "emit_object", "load", "entry")
-    assert set(cf.compile_stages) == set(stages)
+    stages = {"lower", "ir_text", "parse", "optimize", "emit_object", "load", "entry"}
+    if worker_after == 0:  # LLVM's stages in its worker process: the pipes' time, and the wait for its start
+        stages.add("worker_transfer")
+        assert set(cf.compile_stages) - stages <= {"worker_wait"}
+        stages |= set(cf.compile_stages) & {"worker_wait"}
+    assert set(cf.compile_stages) == stages
     assert all(s >= 0 for s in cf.compile_stages.values())
     assert cf.compile_seconds >= sum(cf.compile_stages.values()) * 0.99
 

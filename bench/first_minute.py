@@ -1,0 +1,175 @@
+"""A program's first minute with gradtape: named rows, each timed in fresh processes with a new cache.
+
+Every run of a row is a new Python process with a new, empty compile cache
+directory (GRADTAPE_CACHE_DIR; a cached row's is filled first by an untimed
+run of the same code) and synchronous compiles
+(GRADTAPE_ASYNC_COMPILE=0), so it pays for everything a program pays for
+once: importing gradtape, starting LLVM (and its worker process),
+tracing, compiling. Rows are run interleaved (one run of each, then the
+next round), so that a change in the machine's load falls on all of them.
+The table gives each row's medians in ms, `import gradtape` and the row's
+own timed part (`first call`), and the first call's ratio to its base row.
+
+Rows:
+
+- `W3 worker`: W3's first call (the gradient of a tanh MLP 784-256-10's
+  loss, bench/workloads.py) with the default settings: LLVM runs in its
+  worker process (runtime/llvm_worker.py), started in the background when
+  the function is staged. `worker wait` is the part of the first call spent
+  waiting for that process to finish starting.
+- `W3 in-process`: the same with GRADTAPE_LLVM_WORKER_AFTER=-1 (LLVM in
+  this process, unguarded). Target (issue 24.1): `W3 worker` within 1.2x.
+- `W3 cached`: `W3 worker` in a process whose cache directory an untimed
+  run of the same code filled first: the first call traces, loads the kernel
+  and the call wrappers from the disk cache and compiles nothing (the worker
+  is started all the same, when the function is staged, and never used).
+- `small worker`, `small in-process`: the same two for the gradient of
+  sum(tanh(x) * x) over 3 values, whose trace and lowering are too short to
+  hide all of the worker's start-up.
+
+To add a row, add a function `row_<name>(timings)` that does the row's work
+after `import gradtape` and fills `timings` (ms) with what it measured
+(`first call` at least), and a Row naming it in ROWS.
+
+    python bench/first_minute.py [--runs 5] [--rows "W3 worker" ...]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# cached: the row's process finds its cache directory filled by an untimed run of the same row
+Row = collections.namedtuple("Row", ["name", "function", "env", "base", "cached"], defaults=(False,))
+
+ROWS = [
+    Row("W3 worker", "w3_first_call", {}, "W3 in-process"),
+    Row("W3 in-process", "w3_first_call", {"GRADTAPE_LLVM_WORKER_AFTER": "-1"}, None),
+    Row("W3 cached", "w3_first_call", {}, "W3 worker", cached=True),
+    Row("small worker", "small_first_call", {}, "small in-process"),
+    Row("small in-process", "small_first_call", {"GRADTAPE_LLVM_WORKER_AFTER": "-1"}, None),
+]
+
+
+def w3_first_call(timings: dict):
+    import numpy as np  # noqa: F401
+
+    import gradtape as gt
+    import workloads as W
+
+    params, x, onehot = W.mlp_data()
+    t = time.perf_counter()
+    g = gt.grad(W.mlp_loss)
+    g(params, x, onehot)
+    timings["first call"] = (time.perf_counter() - t) * 1e3
+    _compiled(g, timings)
+
+
+def small_first_call(timings: dict):
+    import numpy as np
+
+    import gradtape as gt
+
+    x = np.array([0.5, -1.0, 2.0])
+    t = time.perf_counter()
+    g = gt.grad(lambda x: gt.sum(gt.tanh(x) * x))
+    g(x)
+    timings["first call"] = (time.perf_counter() - t) * 1e3
+    _compiled(g, timings)
+
+
+def _compiled(staged, timings: dict):
+    """The worker's part of `staged`'s first compile, whether it compiled natively, and whether
+    its kernel came from the disk cache."""
+    from gradtape import runtime
+
+    compiled = next(iter(staged._programs.values())).compiled
+    timings["worker wait"] = getattr(compiled, "compile_stages", {}).get("worker_wait", 0.0) * 1e3
+    timings["native"] = bool(getattr(compiled, "native", False))
+    timings["disk loads"] = runtime.cache_info()["disk_loads"]
+
+
+def _child(function: str):
+    sys.path[:0] = [HERE, ROOT]
+    t = time.perf_counter()
+    import gradtape  # noqa: F401
+
+    timings = {"import": (time.perf_counter() - t) * 1e3}
+    globals()[function](timings)
+    print(json.dumps(timings))
+
+
+def _env() -> dict:
+    env = dict(os.environ, GRADTAPE_ASYNC_COMPILE="0")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # modules load from cached bytecode, as installed
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "gradtape-bench-pycache")
+    return env
+
+
+def run_once(row: Row) -> dict:
+    """One run of `row` in a fresh process with an empty cache directory (or, for a cached row, the
+    directory an untimed run filled): its timings (ms)."""
+    cache = tempfile.mkdtemp(prefix="gradtape-first-minute-")
+    try:
+        env = dict(_env(), GRADTAPE_CACHE_DIR=cache, **row.env)
+        command = [sys.executable, os.path.abspath(__file__), "--child", row.function]
+        for _ in range(2 if row.cached else 1):
+            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rows", nargs="*", default=[r.name for r in ROWS], choices=[r.name for r in ROWS])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        _child(args.child)
+        return
+    sys.path.insert(0, HERE)
+    from _quiet import busy_fraction, wait_quiet
+
+    rows = [r for r in ROWS if r.name in args.rows]
+    for row in rows:
+        run_once(row)  # untimed: writes the bytecode cache
+    busy = wait_quiet()
+    samples = {row.name: [] for row in rows}
+    for _ in range(args.runs):
+        for row in rows:
+            samples[row.name].append(run_once(row))
+    columns = [c for c in ("import", "first call", "worker wait") if any(c in s for v in samples.values() for s in v)]
+    print(f"{args.runs} fresh processes per row, interleaved, empty cache each (a cached row's filled by an "
+          f"untimed run); medians in ms "
+          f"(CPUs {busy:.0%} busy before, {busy_fraction():.0%} after)")
+    print(f"  {'row':16s}" + "".join(f" {c:>12s}" for c in columns) + "   first call / base")
+    medians = {name: {c: _median([s.get(c, 0.0) for s in runs]) for c in columns} for name, runs in samples.items()}
+    for row in rows:
+        line = f"  {row.name:16s}" + "".join(f" {medians[row.name][c]:12.1f}" for c in columns)
+        if row.base in medians:
+            line += f"   {medians[row.name]['first call'] / medians[row.base]['first call']:.2f}x {row.base}"
+        if not all(s.get("native", True) for s in samples[row.name]):
+            line += "  (some runs did not compile natively)"
+        if row.cached and not all(s.get("disk loads") for s in samples[row.name]):
+            line += "  (some runs compiled instead of loading from the cache)"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
