@@ -46,6 +46,7 @@ static Py_ssize_t off_held;  /* Recording */
 static PyObject *s_constants, *s_input_types, *s_structure_entry;
 static PyObject *s_shape, *s_dtype, *s_kind;
 
+#define PyArray_CheckExact_(o) (Py_TYPE(o) == ndarray_type)
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
 /* The class's own namespace is read through cls.__dict__, never cls->tp_dict: from Python 3.12
@@ -1173,6 +1174,124 @@ done:
     return result;
 }
 
+/* --- force: deferred._force in C ----------------------------------------------------------- */
+
+static PyObject *s_checked, *s_value;
+
+/* The value a pending op reads for operand `a` (a new reference): a Tensor's array, a Held's
+ * once checked unmodified (`op` reads it), anything else as it is. */
+static PyObject *operand_value(PyObject *a, PyObject *op)
+{
+    PyTypeObject *cls = Py_TYPE(a);
+    if (cls == pending_type)
+        return Py_NewRef(SLOT(a, off_forced));  /* computed before its reader */
+    if (cls == tensor_type) {
+        PyObject *v = SLOT(a, off_value);
+        if (v == NULL)
+            PyErr_SetString(PyExc_AttributeError, "_value");
+        return Py_XNewRef(v);
+    }
+    if (cls == held_type)
+        return PyObject_CallMethodOneArg(a, s_checked, op);
+    if (PyType_IsSubtype(cls, tensor_type))
+        return PyObject_GetAttr(a, s_value);
+    return Py_NewRef(a);
+}
+
+/* Compute pending `t`, whose operands are computed: its op's NumPy reference on their values. */
+static int compute_pending(PyObject *t)
+{
+    PyObject *args = SLOT(t, off_args), *op = SLOT(t, off_op), *params = SLOT(t, off_params);
+    if (args == NULL || !(PyTuple_Check(args) || PyList_Check(args)) || op == NULL || params == NULL ||
+        !PyDict_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.force: a pending tensor without its operands");
+        return -1;
+    }
+    Py_INCREF(args);
+    Py_INCREF(op);
+    Py_INCREF(params);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args), done = 0;
+    PyObject *small[8], **values = n <= 8 ? small : PyMem_Malloc(n * sizeof(PyObject *));
+    PyObject *out = NULL;
+    int err = -1;
+    if (values == NULL) {
+        PyErr_NoMemory();
+        goto end;
+    }
+    for (; done < n; done++)
+        if ((values[done] = operand_value(PySequence_Fast_GET_ITEM(args, done), op)) == NULL)
+            goto end;
+    /* a producer may put a plain callable in the op's place (staging/tape_calls.py) */
+    PyObject *impl = PyDict_GetItemWithError(impls, op);
+    if (impl == NULL && PyErr_Occurred())
+        goto end;
+    out = PyObject_VectorcallDict(impl != NULL ? impl : op, values, n, PyDict_GET_SIZE(params) ? params : NULL);
+    if (out != NULL && !PyArray_CheckExact_(out))
+        Py_SETREF(out, PyObject_CallOneArg(py_asarray, out));
+    if (out == NULL)
+        goto end;
+    Py_XSETREF(SLOT(t, off_forced), out);
+    Py_XSETREF(SLOT(t, off_args), Py_NewRef(Py_None));  /* the operands may now be freed */
+    err = 0;
+end:
+    for (Py_ssize_t i = 0; i < done; i++)
+        Py_DECREF(values[i]);
+    if (values != small)
+        PyMem_Free(values);
+    Py_DECREF(args);
+    Py_DECREF(op);
+    Py_DECREF(params);
+    return err;
+}
+
+/* force(root): deferred._force, step for step: compute `root` and the pending values it
+ * depends on, operands first, with an explicit stack (a long chain must not recurse). Why C:
+ * reading the value of a long recording runs this loop once per op, and in Python its
+ * bookkeeping cost more than the NumPy call it makes (bench/tape_recording.py). */
+static PyObject *force(PyObject *module, PyObject *root)
+{
+    if (pending_type == NULL || impls == NULL || !Py_IS_TYPE(root, pending_type)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.force takes a PendingTensor (after setup and setup_bind)");
+        return NULL;
+    }
+    PyObject *stack = PyList_New(0);
+    if (stack == NULL || PyList_Append(stack, root) < 0)
+        goto fail;
+    while (PyList_GET_SIZE(stack) > 0) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *t = PyList_GET_ITEM(stack, top);
+        if (SLOT(t, off_forced) != NULL && SLOT(t, off_forced) != Py_None) {
+            if (PyList_SetSlice(stack, top, top + 1, NULL) < 0)
+                goto fail;
+            continue;
+        }
+        PyObject *args = SLOT(t, off_args);
+        int waiting = 0;
+        if (args != NULL && (PyTuple_Check(args) || PyList_Check(args))) {
+            for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(args); i++) {
+                PyObject *a = PySequence_Fast_GET_ITEM(args, i);
+                if (Py_IS_TYPE(a, pending_type) && (SLOT(a, off_forced) == NULL || SLOT(a, off_forced) == Py_None)) {
+                    if (PyList_Append(stack, a) < 0)
+                        goto fail;
+                    waiting = 1;
+                }
+            }
+        }
+        if (waiting)
+            continue;
+        Py_INCREF(t);
+        int err = compute_pending(t);
+        Py_DECREF(t);
+        if (err < 0 || PyList_SetSlice(stack, top, top + 1, NULL) < 0)
+            goto fail;
+    }
+    Py_DECREF(stack);
+    return Py_NewRef(SLOT(root, off_forced));
+fail:
+    Py_XDECREF(stack);
+    return NULL;
+}
+
 /* setup_bind(names): what bind() uses, from dispatch.py. */
 #define N_BIND 8
 static PyObject *setup_bind(PyObject *module, PyObject *names)
@@ -1586,6 +1705,7 @@ static PyMethodDef methods[] = {
      "setup_getitem(slice_op, reshape_op[, general]): the ops getitem binds; Tensor.__getitem__."},
     {"getitem_or_general", (PyCFunction)(void (*)(void))getitem_or_general, METH_FASTCALL,
      "getitem_or_general(x, index): getitem(x, index), else the general getitem."},
+    {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},
@@ -1611,6 +1731,10 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_record = PyUnicode_InternFromString("_record");
     s_variable_reads = PyUnicode_InternFromString("variable_reads");
     s_defer_on_every = PyUnicode_InternFromString("_defer_on_every");
+    s_checked = PyUnicode_InternFromString("checked");
+    s_value = PyUnicode_InternFromString("_value");
+    if (!s_checked || !s_value)
+        return NULL;
     if (!s_defer_on_every)
         return NULL;
     s_starts = PyUnicode_InternFromString("starts");
