@@ -1694,6 +1694,103 @@ static PyObject *setup_getitem(PyObject *module, PyObject *const *argv, Py_ssize
     return method;
 }
 
+/* --- binary operators: Tensor.__mul__ and the like ------------------------------------------- */
+
+/* x * y on float64 tensors (or a float64 tensor and a Python float or int) is the most common
+ * op of an eager loop, and the Python operator (functions/elementwise.py's `fn`, then
+ * `promote_pair`) cost as much as recording it (bench/tape_recording.py). This object does
+ * what they do in that case, bind(op, x, y) with the Python scalar made a numpy.float64, and
+ * hands every other case (other dtypes, WeakScalars, arrays, subclasses) to the Python
+ * operator, unchanged. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *op, *fallback;  /* the op bound; the Python operator */
+    int swapped;  /* a reflected operator (__rmul__): fn(other, self) */
+} BinaryOperator;
+
+/* The float64 dtype of a concrete PendingTensor or Tensor operand (borrowed), else NULL. */
+static PyObject *float64_operand(PyObject *a)
+{
+    PyTypeObject *cls = Py_TYPE(a);
+    if (cls == pending_type)
+        return SLOT(a, off_dtype) == float64_dtype ? float64_dtype : NULL;
+    if (cls == tensor_type && SLOT(a, off_sym) == Py_None && SLOT(a, off_value) != NULL &&
+        Py_IS_TYPE(SLOT(a, off_value), ndarray_type)) {
+        PyObject *d = PyObject_GetAttr(SLOT(a, off_value), s_dtype);
+        if (d == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        Py_DECREF(d);  /* a dtype the array holds: alive while it is */
+        return d == float64_dtype ? float64_dtype : NULL;
+    }
+    return NULL;
+}
+
+static PyObject *binary_call(BinaryOperator *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 2 && kwnames == NULL && float64_dtype != NULL && py_computed != NULL) {
+        PyObject *x = argv[self->swapped], *y = argv[1 - self->swapped];
+        int tx = float64_operand(x) != NULL, ty = float64_operand(y) != NULL;
+        PyObject *scalar = NULL;
+        if (tx && !ty && (PyFloat_CheckExact(y) || PyLong_CheckExact(y)))
+            scalar = y;
+        else if (ty && !tx && (PyFloat_CheckExact(x) || PyLong_CheckExact(x)))
+            scalar = x;
+        if ((tx && ty) || scalar != NULL) {
+            PyObject *weak = NULL;
+            if (scalar != NULL && (weak = PyObject_CallOneArg((PyObject *)float64_type, scalar)) == NULL)
+                return NULL;  /* numpy.float64(10**400): the error promote_pair raises */
+            PyObject *call[3] = {self->op, scalar == x ? weak : x, scalar == y ? weak : y};
+            PyObject *out = bind(NULL, call, 3, NULL);
+            Py_XDECREF(weak);
+            return out;
+        }
+    }
+    return PyObject_Vectorcall(self->fallback, argv, nargsf, kwnames);
+}
+
+static void binary_dealloc(BinaryOperator *self)
+{
+    Py_XDECREF(self->op);
+    Py_XDECREF(self->fallback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject binary_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gradtape.tracer._crecord.BinaryOperator",
+    .tp_basicsize = sizeof(BinaryOperator),
+    .tp_dealloc = (destructor)binary_dealloc,
+    .tp_vectorcall_offset = offsetof(BinaryOperator, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A Tensor operator: bind(op, x, y) for float64 operands, else the Python operator.",
+};
+
+/* binary_operator(op, fallback, swapped): the method for Tensor (`fallback` is the Python one). */
+static PyObject *binary_operator(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 3) {
+        PyErr_SetString(PyExc_TypeError, "binary_operator(op, fallback, swapped) takes 3 arguments");
+        return NULL;
+    }
+    if (PyType_Ready(&binary_type) < 0)
+        return NULL;
+    BinaryOperator *f = PyObject_New(BinaryOperator, &binary_type);
+    if (f == NULL)
+        return NULL;
+    f->vectorcall = (vectorcallfunc)binary_call;
+    f->op = Py_NewRef(argv[0]);
+    f->fallback = Py_NewRef(argv[1]);
+    f->swapped = PyObject_IsTrue(argv[2]);
+    PyObject *method = PyInstanceMethod_New((PyObject *)f);
+    Py_DECREF(f);
+    return method;
+}
+
 static PyMethodDef methods[] = {
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
      "record(recording, op, args, params, result, watch_reads): Recording.record in C."},
@@ -1705,6 +1802,8 @@ static PyMethodDef methods[] = {
      "setup_getitem(slice_op, reshape_op[, general]): the ops getitem binds; Tensor.__getitem__."},
     {"getitem_or_general", (PyCFunction)(void (*)(void))getitem_or_general, METH_FASTCALL,
      "getitem_or_general(x, index): getitem(x, index), else the general getitem."},
+    {"binary_operator", (PyCFunction)(void (*)(void))binary_operator, METH_FASTCALL,
+     "binary_operator(op, fallback, swapped): a Tensor operator binding op on float64 operands in C."},
     {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
