@@ -345,7 +345,16 @@ static PyObject *held_operands(PyObject *held, PyObject *args)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = items[i], *h = NULL;
-        for (int pass = 0; pass < 2 && h == NULL && a != NULL; pass++) {
+        PyTypeObject *cls0 = Py_TYPE(a);
+        if (cls0 == pending_type) {  /* its value is computed by gradtape: no array to check */
+            PyList_SET_ITEM(out, i, Py_NewRef(a));
+            continue;
+        }
+        /* a Tensor is no array: only the array it holds can be held (the keys are live arrays' ids) */
+        int first = cls0 == tensor_type;
+        if (first)
+            a = SLOT(a, off_value);
+        for (int pass = first; pass < 2 && h == NULL && a != NULL; pass++) {
             PyObject *key = PyLong_FromVoidPtr(a);
             if (key == NULL) {
                 Py_DECREF(out);
