@@ -40,11 +40,16 @@ def full(shape, fill_value, dtype=None):
         >>> gradtape.full((2,), gradtape.constant(3.0))
         Tensor([3., 3.], dtype=float64)
     """
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+    if shape.__class__ is tuple:  # the common case, without np.ndim's dispatch
+        shape = tuple(int(n) for n in shape)
+    else:
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
     if isinstance(fill_value, Tensor) or holds_tensor(fill_value):
         fill = as_tensor(fill_value) if dtype is None else as_tensor(fill_value, np.dtype(dtype))
         return broadcast_to(fill, shape)
-    return Tensor(np.full(shape, fill_value, dtype=None if dtype is None else np.dtype(dtype)))
+    out = np.full(shape, fill_value, dtype=None if dtype is None else np.dtype(dtype))
+    out.flags.writeable = False  # gradtape's own, as a constant's: a tape need not hold it (held_arrays.py)
+    return Tensor(out)
 
 
 @implements(np.zeros_like)

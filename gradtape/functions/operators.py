@@ -1,10 +1,15 @@
 """Python operators and NumPy-style methods on Tensor, bound to gradtape functions."""
 from __future__ import annotations
 
+from ..ir.ops import elementwise as ew_ops
+from ..tracer import dispatch
+from ..tracer.c_view import crecord as _crecord
 from ..tracer.tensor import Tensor
 from ..tracer.weak import WeakScalar
 from . import elementwise as ew
 from . import elementwise_division as division
+
+_c_bind = _crecord is not None and dispatch.bind is getattr(_crecord, "bind", None)
 
 
 def _swap(fn):
@@ -52,5 +57,10 @@ Tensor.__and__ = ew.logical_and
 Tensor.__or__ = ew.logical_or
 Tensor.__xor__ = ew.logical_xor
 Tensor.__invert__ = ew.logical_not
+
+if _c_bind:  # float64 operands bound in C, every other case by the Python operator above
+    for _name, _op in (("add", ew_ops.add_p), ("sub", ew_ops.sub_p), ("mul", ew_ops.mul_p), ("truediv", ew_ops.div_p)):
+        for _dunder in (f"__{_name}__", f"__r{_name}__"):
+            setattr(Tensor, _dunder, _crecord.binary_operator(_op, getattr(Tensor, _dunder), _dunder[2] == "r"))
 Tensor.__hash__ = lambda self: id(self)  # defining __eq__ would otherwise drop hashing
 Tensor.astype = lambda self, dtype: ew.cast(self, dtype)

@@ -10,6 +10,7 @@ arrays); index arrays never get gradients.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -87,13 +88,14 @@ def reshape(x, shape=None, order="C", *, newshape=None, copy=None):
     want = _shape_arg(shape)
     shape = want
     unknown = [i for i, d in enumerate(shape) if d == -1]
-    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    # math.prod: exact ints, where np.prod's dispatch cost more than the rest of an eager reshape
+    known = math.prod(d for d in shape if d != -1)
     bad = len(unknown) > 1 or any(d < -1 for d in shape)
     if not bad and unknown:
         bad = known == 0 or x.size % known != 0
         if not bad:
             shape = tuple(x.size // known if d == -1 else d for d in shape)
-    if bad or int(np.prod(shape, dtype=np.int64)) != x.size:
+    if bad or math.prod(shape) != x.size:
         raise ValueError(
             f"reshape: cannot reshape a tensor of shape {x.shape} (size {x.size}) into "
             f"shape {want}"
@@ -412,7 +414,9 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
             + ", ".join(str(a.shape) for a in arrays)
         )
     axis = _axis("stack", axis, arrays[0].ndim + 1)
-    return concatenate([expand_dims(a, axis) for a in arrays], axis=axis)
+    rows = [expand_dims(a, axis) for a in arrays]
+    # concatenate's promotion and checks hold already: equal shapes, one dtype
+    return rows[0] if len(rows) == 1 else bind(concatenate_p, *rows, axis=axis)
 
 
 # --- pad ---------------------------------------------------------------------------------------

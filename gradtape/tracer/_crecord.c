@@ -33,6 +33,7 @@ static PyTypeObject *recording_type, *pending_type, *tensor_type, *variable_type
 static PyObject *signatures_memo, *types_memo, *literals_memo;  /* recording._signatures, _types, _literals */
 static PyObject *py_record, *py_signature, *py_type_of, *constant_kind, *variable_kind, *float64_dtype, *int64_dtype;
 static PyObject *py_watch_integer_variable, *py_hold;
+static PyTypeObject *op_type, *held_type;  /* ir.op.Op, held_arrays.Held */
 
 /* Slot offsets. */
 static Py_ssize_t off_sym, off_value;  /* Tensor._sym, Tensor._value */
@@ -45,6 +46,7 @@ static Py_ssize_t off_held;  /* Recording */
 static PyObject *s_constants, *s_input_types, *s_structure_entry;
 static PyObject *s_shape, *s_dtype, *s_kind;
 
+#define PyArray_CheckExact_(o) (Py_TYPE(o) == ndarray_type)
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
 /* The class's own namespace is read through cls.__dict__, never cls->tp_dict: from Python 3.12
@@ -233,6 +235,50 @@ static PyObject *signature_key(PyObject *op, PyObject *type_ids, PyObject *param
 }
 
 /* A new PendingTensor (deferred.py), with the slots its __init__ sets. */
+/* Whether `o` can lie on a reference cycle through a pending op that holds it: not when the
+ * collector does not track it, nor for what refers to no later object (a Tensor, a Held, an
+ * earlier PendingTensor), nor for a tuple of such things. */
+static int acyclic(PyObject *o, int depth)
+{
+    if (!PyObject_GC_IsTracked(o))
+        return 1;
+    PyTypeObject *cls = Py_TYPE(o);
+    if (cls == pending_type || cls == tensor_type || cls == held_type)
+        return 1;
+    if (!PyTuple_CheckExact(o) || depth > 2)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++)
+        if (!acyclic(PyTuple_GET_ITEM(o, i), depth + 1))
+            return 0;
+    return 1;
+}
+
+/* A long recording keeps every PendingTensor, its operands' container and its params alive;
+ * tracked, they made every collection of the older generations walk them all (40% of recording
+ * ADBench's LSTM at 1,024 steps, bench/tape_recording.py). A PendingTensor of an op (not a
+ * callable) whose operands and params are `acyclic` can close no cycle, so the collector need
+ * not see it: it is freed by its reference count, as before. */
+static void untrack_if_acyclic(PyObject *t, PyObject *op, PyObject *args, PyObject *params)
+{
+    if (op_type == NULL || !Py_IS_TYPE(op, op_type))
+        return;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args);
+    PyObject **items = PySequence_Fast_ITEMS(args);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!acyclic(items[i], 0))
+            return;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(params, &pos, &key, &value))
+        if (!acyclic(value, 0))
+            return;
+    if (PyObject_GC_IsTracked(params))
+        PyObject_GC_UnTrack(params);  /* a dict tracks itself again if a tracked value is put in */
+    if (PyObject_GC_IsTracked(args))
+        PyObject_GC_UnTrack(args);  /* the operands' tuple or private list: never changed */
+    PyObject_GC_UnTrack(t);
+}
+
 static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyObject *type)
 {
     PyObject *shape, *dtype;
@@ -256,6 +302,7 @@ static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyO
     SLOT(t, off_forced) = Py_None;
     SLOT(t, off_shape) = shape;  /* references handed over */
     SLOT(t, off_dtype) = dtype;
+    untrack_if_acyclic(t, op, args, params);
     return t;
 }
 
@@ -298,7 +345,16 @@ static PyObject *held_operands(PyObject *held, PyObject *args)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = items[i], *h = NULL;
-        for (int pass = 0; pass < 2 && h == NULL && a != NULL; pass++) {
+        PyTypeObject *cls0 = Py_TYPE(a);
+        if (cls0 == pending_type) {  /* its value is computed by gradtape: no array to check */
+            PyList_SET_ITEM(out, i, Py_NewRef(a));
+            continue;
+        }
+        /* a Tensor is no array: only the array it holds can be held (the keys are live arrays' ids) */
+        int first = cls0 == tensor_type;
+        if (first)
+            a = SLOT(a, off_value);
+        for (int pass = first; pass < 2 && h == NULL && a != NULL; pass++) {
             PyObject *key = PyLong_FromVoidPtr(a);
             if (key == NULL) {
                 Py_DECREF(out);
@@ -780,6 +836,8 @@ static const struct {
     {"int64_dtype", &int64_dtype, ANY},
     {"watch_integer_variable", &py_watch_integer_variable, ANY},
     {"hold", &py_hold, ANY},
+    {"Op", (PyObject **)&op_type, CLASS},
+    {"Held", (PyObject **)&held_type, CLASS},
 };
 #define N_NEEDED (sizeof(needed) / sizeof(needed[0]))
 
@@ -1123,6 +1181,124 @@ done:
     Py_XDECREF(rec);
     Py_XDECREF(watch);
     return result;
+}
+
+/* --- force: deferred._force in C ----------------------------------------------------------- */
+
+static PyObject *s_checked, *s_value;
+
+/* The value a pending op reads for operand `a` (a new reference): a Tensor's array, a Held's
+ * once checked unmodified (`op` reads it), anything else as it is. */
+static PyObject *operand_value(PyObject *a, PyObject *op)
+{
+    PyTypeObject *cls = Py_TYPE(a);
+    if (cls == pending_type)
+        return Py_NewRef(SLOT(a, off_forced));  /* computed before its reader */
+    if (cls == tensor_type) {
+        PyObject *v = SLOT(a, off_value);
+        if (v == NULL)
+            PyErr_SetString(PyExc_AttributeError, "_value");
+        return Py_XNewRef(v);
+    }
+    if (cls == held_type)
+        return PyObject_CallMethodOneArg(a, s_checked, op);
+    if (PyType_IsSubtype(cls, tensor_type))
+        return PyObject_GetAttr(a, s_value);
+    return Py_NewRef(a);
+}
+
+/* Compute pending `t`, whose operands are computed: its op's NumPy reference on their values. */
+static int compute_pending(PyObject *t)
+{
+    PyObject *args = SLOT(t, off_args), *op = SLOT(t, off_op), *params = SLOT(t, off_params);
+    if (args == NULL || !(PyTuple_Check(args) || PyList_Check(args)) || op == NULL || params == NULL ||
+        !PyDict_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.force: a pending tensor without its operands");
+        return -1;
+    }
+    Py_INCREF(args);
+    Py_INCREF(op);
+    Py_INCREF(params);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(args), done = 0;
+    PyObject *small[8], **values = n <= 8 ? small : PyMem_Malloc(n * sizeof(PyObject *));
+    PyObject *out = NULL;
+    int err = -1;
+    if (values == NULL) {
+        PyErr_NoMemory();
+        goto end;
+    }
+    for (; done < n; done++)
+        if ((values[done] = operand_value(PySequence_Fast_GET_ITEM(args, done), op)) == NULL)
+            goto end;
+    /* a producer may put a plain callable in the op's place (staging/tape_calls.py) */
+    PyObject *impl = PyDict_GetItemWithError(impls, op);
+    if (impl == NULL && PyErr_Occurred())
+        goto end;
+    out = PyObject_VectorcallDict(impl != NULL ? impl : op, values, n, PyDict_GET_SIZE(params) ? params : NULL);
+    if (out != NULL && !PyArray_CheckExact_(out))
+        Py_SETREF(out, PyObject_CallOneArg(py_asarray, out));
+    if (out == NULL)
+        goto end;
+    Py_XSETREF(SLOT(t, off_forced), out);
+    Py_XSETREF(SLOT(t, off_args), Py_NewRef(Py_None));  /* the operands may now be freed */
+    err = 0;
+end:
+    for (Py_ssize_t i = 0; i < done; i++)
+        Py_DECREF(values[i]);
+    if (values != small)
+        PyMem_Free(values);
+    Py_DECREF(args);
+    Py_DECREF(op);
+    Py_DECREF(params);
+    return err;
+}
+
+/* force(root): deferred._force, step for step: compute `root` and the pending values it
+ * depends on, operands first, with an explicit stack (a long chain must not recurse). Why C:
+ * reading the value of a long recording runs this loop once per op, and in Python its
+ * bookkeeping cost more than the NumPy call it makes (bench/tape_recording.py). */
+static PyObject *force(PyObject *module, PyObject *root)
+{
+    if (pending_type == NULL || impls == NULL || !Py_IS_TYPE(root, pending_type)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.force takes a PendingTensor (after setup and setup_bind)");
+        return NULL;
+    }
+    PyObject *stack = PyList_New(0);
+    if (stack == NULL || PyList_Append(stack, root) < 0)
+        goto fail;
+    while (PyList_GET_SIZE(stack) > 0) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        PyObject *t = PyList_GET_ITEM(stack, top);
+        if (SLOT(t, off_forced) != NULL && SLOT(t, off_forced) != Py_None) {
+            if (PyList_SetSlice(stack, top, top + 1, NULL) < 0)
+                goto fail;
+            continue;
+        }
+        PyObject *args = SLOT(t, off_args);
+        int waiting = 0;
+        if (args != NULL && (PyTuple_Check(args) || PyList_Check(args))) {
+            for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(args); i++) {
+                PyObject *a = PySequence_Fast_GET_ITEM(args, i);
+                if (Py_IS_TYPE(a, pending_type) && (SLOT(a, off_forced) == NULL || SLOT(a, off_forced) == Py_None)) {
+                    if (PyList_Append(stack, a) < 0)
+                        goto fail;
+                    waiting = 1;
+                }
+            }
+        }
+        if (waiting)
+            continue;
+        Py_INCREF(t);
+        int err = compute_pending(t);
+        Py_DECREF(t);
+        if (err < 0 || PyList_SetSlice(stack, top, top + 1, NULL) < 0)
+            goto fail;
+    }
+    Py_DECREF(stack);
+    return Py_NewRef(SLOT(root, off_forced));
+fail:
+    Py_XDECREF(stack);
+    return NULL;
 }
 
 /* setup_bind(names): what bind() uses, from dispatch.py. */
@@ -1527,6 +1703,103 @@ static PyObject *setup_getitem(PyObject *module, PyObject *const *argv, Py_ssize
     return method;
 }
 
+/* --- binary operators: Tensor.__mul__ and the like ------------------------------------------- */
+
+/* x * y on float64 tensors (or a float64 tensor and a Python float or int) is the most common
+ * op of an eager loop, and the Python operator (functions/elementwise.py's `fn`, then
+ * `promote_pair`) cost as much as recording it (bench/tape_recording.py). This object does
+ * what they do in that case, bind(op, x, y) with the Python scalar made a numpy.float64, and
+ * hands every other case (other dtypes, WeakScalars, arrays, subclasses) to the Python
+ * operator, unchanged. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *op, *fallback;  /* the op bound; the Python operator */
+    int swapped;  /* a reflected operator (__rmul__): fn(other, self) */
+} BinaryOperator;
+
+/* The float64 dtype of a concrete PendingTensor or Tensor operand (borrowed), else NULL. */
+static PyObject *float64_operand(PyObject *a)
+{
+    PyTypeObject *cls = Py_TYPE(a);
+    if (cls == pending_type)
+        return SLOT(a, off_dtype) == float64_dtype ? float64_dtype : NULL;
+    if (cls == tensor_type && SLOT(a, off_sym) == Py_None && SLOT(a, off_value) != NULL &&
+        Py_IS_TYPE(SLOT(a, off_value), ndarray_type)) {
+        PyObject *d = PyObject_GetAttr(SLOT(a, off_value), s_dtype);
+        if (d == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        Py_DECREF(d);  /* a dtype the array holds: alive while it is */
+        return d == float64_dtype ? float64_dtype : NULL;
+    }
+    return NULL;
+}
+
+static PyObject *binary_call(BinaryOperator *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 2 && kwnames == NULL && float64_dtype != NULL && py_computed != NULL) {
+        PyObject *x = argv[self->swapped], *y = argv[1 - self->swapped];
+        int tx = float64_operand(x) != NULL, ty = float64_operand(y) != NULL;
+        PyObject *scalar = NULL;
+        if (tx && !ty && (PyFloat_CheckExact(y) || PyLong_CheckExact(y)))
+            scalar = y;
+        else if (ty && !tx && (PyFloat_CheckExact(x) || PyLong_CheckExact(x)))
+            scalar = x;
+        if ((tx && ty) || scalar != NULL) {
+            PyObject *weak = NULL;
+            if (scalar != NULL && (weak = PyObject_CallOneArg((PyObject *)float64_type, scalar)) == NULL)
+                return NULL;  /* numpy.float64(10**400): the error promote_pair raises */
+            PyObject *call[3] = {self->op, scalar == x ? weak : x, scalar == y ? weak : y};
+            PyObject *out = bind(NULL, call, 3, NULL);
+            Py_XDECREF(weak);
+            return out;
+        }
+    }
+    return PyObject_Vectorcall(self->fallback, argv, nargsf, kwnames);
+}
+
+static void binary_dealloc(BinaryOperator *self)
+{
+    Py_XDECREF(self->op);
+    Py_XDECREF(self->fallback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject binary_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gradtape.tracer._crecord.BinaryOperator",
+    .tp_basicsize = sizeof(BinaryOperator),
+    .tp_dealloc = (destructor)binary_dealloc,
+    .tp_vectorcall_offset = offsetof(BinaryOperator, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A Tensor operator: bind(op, x, y) for float64 operands, else the Python operator.",
+};
+
+/* binary_operator(op, fallback, swapped): the method for Tensor (`fallback` is the Python one). */
+static PyObject *binary_operator(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 3) {
+        PyErr_SetString(PyExc_TypeError, "binary_operator(op, fallback, swapped) takes 3 arguments");
+        return NULL;
+    }
+    if (PyType_Ready(&binary_type) < 0)
+        return NULL;
+    BinaryOperator *f = PyObject_New(BinaryOperator, &binary_type);
+    if (f == NULL)
+        return NULL;
+    f->vectorcall = (vectorcallfunc)binary_call;
+    f->op = Py_NewRef(argv[0]);
+    f->fallback = Py_NewRef(argv[1]);
+    f->swapped = PyObject_IsTrue(argv[2]);
+    PyObject *method = PyInstanceMethod_New((PyObject *)f);
+    Py_DECREF(f);
+    return method;
+}
+
 static PyMethodDef methods[] = {
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
      "record(recording, op, args, params, result, watch_reads): Recording.record in C."},
@@ -1538,6 +1811,9 @@ static PyMethodDef methods[] = {
      "setup_getitem(slice_op, reshape_op[, general]): the ops getitem binds; Tensor.__getitem__."},
     {"getitem_or_general", (PyCFunction)(void (*)(void))getitem_or_general, METH_FASTCALL,
      "getitem_or_general(x, index): getitem(x, index), else the general getitem."},
+    {"binary_operator", (PyCFunction)(void (*)(void))binary_operator, METH_FASTCALL,
+     "binary_operator(op, fallback, swapped): a Tensor operator binding op on float64 operands in C."},
+    {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},
@@ -1563,6 +1839,10 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_record = PyUnicode_InternFromString("_record");
     s_variable_reads = PyUnicode_InternFromString("variable_reads");
     s_defer_on_every = PyUnicode_InternFromString("_defer_on_every");
+    s_checked = PyUnicode_InternFromString("checked");
+    s_value = PyUnicode_InternFromString("_value");
+    if (!s_checked || !s_value)
+        return NULL;
     if (!s_defer_on_every)
         return NULL;
     s_starts = PyUnicode_InternFromString("starts");

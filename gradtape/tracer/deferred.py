@@ -116,6 +116,9 @@ def _force(root: PendingTensor):
     return root._forced
 
 
+python_force = _force  # dispatch.py puts _crecord.force, the same loop in C, in _force's place
+
+
 def is_pending(x) -> bool:
     """Whether `x` is a Tensor whose value has not been computed yet."""
     return type(x) is PendingTensor and x._forced is None

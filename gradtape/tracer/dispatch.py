@@ -107,7 +107,10 @@ def _chosen_bind():
     _crecord.setup_bind(dict(stack=_stack, deferred=deferred, eager_only=eager_only, computed=_computed,
                              dispatch=sys.modules[__name__], record=_crecord.record, impls=impls,
                              asarray=np.asarray))
-    return _crecord.bind if _record is _crecord.record else bind
+    if _record is not _crecord.record:
+        return bind
+    deferred._force = _crecord.force  # the same loop (deferred.python_force stays the reference)
+    return _crecord.bind
 
 
 # Chosen once, here: no module of this package imports this one while it is being

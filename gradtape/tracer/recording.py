@@ -35,13 +35,13 @@ import itertools
 import numpy as np
 
 from .. import ir
-from ..ir.op import shape_rules
+from ..ir.op import Op, shape_rules
 from ..ir.ops.call import call_p
 from .c_view import crecord, pure_python, slot_table
 from .custom_gradient_op import custom_gradient_p
 from .deferred import PendingTensor
 from .function_key import function_key
-from .held_arrays import check, hold
+from .held_arrays import Held, check, hold
 from .tensor import Tensor
 from .variable import Variable
 
@@ -516,7 +516,7 @@ def _crecord_names() -> dict:
         Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, ndarray=np.ndarray,
         float64=np.float64, signatures=_signatures, types=_types, literals=_literals, record=Recording.record,
         signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, VARIABLE=VARIABLE, float64_dtype=np.dtype(np.float64),
-        watch_integer_variable=Recording.watch_integer_variable, hold=hold,
+        watch_integer_variable=Recording.watch_integer_variable, hold=hold, Op=Op, Held=Held,
         # Python ints make int64 Literals only where that is NumPy's default integer
         int64_dtype=np.dtype(np.int64) if np.asarray(0).dtype == np.int64 else None)
 

@@ -218,3 +218,23 @@ def test_a_persistent_tape_asked_twice_reuses_the_recomputing_plan():
     np.testing.assert_array_equal(first, second)
     info = backward_cache.cache_info()
     assert (info["misses"], info["hits"]) == (1, 1)
+
+
+@pytest.mark.parametrize("force", ["python", "c"])
+def test_the_c_force_computes_what_the_python_one_does(force, monkeypatch):
+    """deferred._force is _crecord.force with the C recorder: the same values, bit for bit,
+    from Variables, held arrays, constants and chains of pending ops."""
+    from gradtape.tracer import _crecord, dispatch
+    if force == "c" and dispatch.bind is not getattr(_crecord, "bind", None):
+        pytest.skip("the C recorder is not in use")
+    monkeypatch.setattr(deferred, "_force", deferred.python_force if force == "python" else _crecord.force)
+    w = gt.Variable([0.5, -1.0, 2.0])
+    held = X.copy()  # writeable: read through its Held
+    with gt.GradientTape():
+        z = held @ w
+        y = gt.tanh(z)[2:9] * gt.constant(np.arange(7.0)) + 1.5
+        loss = gt.sum(gt.reshape(y, (7, 1)) ** 2, axis=0)
+    zn = X @ w.numpy()
+    want = np.sum(np.reshape(np.tanh(zn)[2:9] * np.arange(7.0) + 1.5, (7, 1)) ** 2, axis=0)
+    np.testing.assert_array_equal(loss.numpy(), want)
+    assert not is_pending(z) and z._args is None

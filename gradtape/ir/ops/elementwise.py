@@ -141,7 +141,7 @@ def _sigmoid_impl(x):
     """1 / (1 + exp(-x)) as (1 or e) / (1 + e), e = exp(-|x|): for x << 0 the
     result is e / (1 + e), with full relative precision down to the subnormals."""
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, np.ones_like(e), e) / (1 + e)
+    return np.where(x >= 0, 1.0, e) / (1 + e)  # 1.0 is weak: e's dtype, as ones_like(e) gave
 
 
 sigmoid_p = unary("sigmoid", _sigmoid_impl, lambda x, out: out * (1.0 - out))

@@ -114,7 +114,20 @@ def _slice_shape(x, *, starts, stops, steps):
 
 
 shape_rules[slice_p] = _slice_shape
-impls[slice_p] = lambda x, *, starts, stops, steps: np.asarray(x)[_index(starts, stops, steps)]
+_indices: dict = {}  # (starts, stops, steps) -> _index's answer: a loop slices alike every step
+
+
+def _slice_impl(x, *, starts, stops, steps):
+    key = (starts, stops, steps)
+    index = _indices.get(key)
+    if index is None:
+        index = _index(starts, stops, steps)
+        if len(_indices) < 4096:
+            _indices[key] = index
+    return (x if x.__class__ is np.ndarray else np.asarray(x))[index]
+
+
+impls[slice_p] = _slice_impl
 vjp_rules[slice_p] = lambda ct, out, x, *, starts, stops, steps: (
     unslice(ct, x.shape, starts, stops, steps),
 )

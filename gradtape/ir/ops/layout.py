@@ -81,7 +81,8 @@ def _reshape_shape(x, *, shape):
 
 
 shape_rules[reshape_p] = _reshape_shape
-impls[reshape_p] = lambda x, *, shape: np.reshape(x, shape)
+# ndarray.reshape, what np.reshape calls after its dispatch: a long deferred recording runs these one by one
+impls[reshape_p] = lambda x, *, shape: x.reshape(shape) if x.__class__ is np.ndarray else np.reshape(x, shape)
 vjp_rules[reshape_p] = lambda ct, out, x, *, shape: (reshape(ct, x.shape),)
 jvp_rules[reshape_p] = _linear_jvp(lambda t, shape: reshape(t, shape))
 batching_rules[reshape_p] = lambda n, ins, batched, *, shape: reshape(ins[0], (n,) + tuple(shape))
@@ -130,7 +131,8 @@ reduce_sum_p = new_op("reduce_sum", elementwise=False, can_fail_on_values=False,
 
 
 shape_rules[reduce_sum_p] = reduction_shape_rule(reduce_sum_p)
-impls[reduce_sum_p] = lambda x, *, axes: np.sum(x, axis=axes, dtype=x.dtype)
+impls[reduce_sum_p] = lambda x, *, axes: (np.add.reduce(x, axis=axes, dtype=x.dtype) if x.__class__ is np.ndarray
+                                          else np.sum(x, axis=axes, dtype=x.dtype))  # np.sum's own call
 vjp_rules[reduce_sum_p] = lambda ct, out, x, *, axes: (expand_reduced(ct, x.shape, axes),)
 jvp_rules[reduce_sum_p] = lambda ts, out, x, *, axes: reduce_sum(ts[0], axes)
 batching_rules[reduce_sum_p] = reduction_batch_rule(lambda x, axes: reduce_sum(x, axes))

@@ -1,0 +1,111 @@
+"""Recording a forward pass on a GradientTape against the same code on NumPy arrays and
+PyTorch eager, in one run (issue 24, point 4: within 1.5x of NumPy, ahead of PyTorch).
+
+    python bench/tape_recording.py [--rounds N] [--only lstm1024|lstm128|gmm]
+
+Workloads: ADBench's LSTM objective (bench/lstm_objective.py: 2 layers,
+Python loops over 1,024 and 128 characters; on a tape through gradtape's
+functions) and ADBench's GMM objective (bench/gmm_objective.py: N=1000,
+K=10, D=8; on a tape through NumPy's own functions, dispatched to gradtape).
+Contenders, timed in turn (bench/_timing.py's interleaved_best, thread CPU time):
+
+  numpy   the same code on NumPy arrays;
+  record  the tape's `with` block: every parameter watched, the objective
+          recorded (ops are deferred: tracer/deferred.py);
+  value   record, then read the objective's value (`.numpy()`: what NumPy
+          computes; the deferred ops run);
+  torch   PyTorch eager with requires_grad parameters, forward only (when
+          PyTorch is installed; it is an optional bench extra).
+
+Ratios are to `numpy`; `/torch` is value over torch. Every contender's objective is
+checked against NumPy's first.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import gradtape as gt  # noqa: E402
+import gmm_objective as gmm  # noqa: E402
+import lstm_objective as lstm  # noqa: E402
+from _timing import fmt, interleaved_best  # noqa: E402
+
+try:
+    import torch
+
+    torch.set_num_threads(1)  # one core, as NumPy's small ops here
+except ImportError:
+    torch = None
+
+
+def workload(name):
+    """(objective(module, *params, *data), params, data, module the tape's code calls)."""
+    if name.startswith("lstm"):
+        main, extra, state, sequence = lstm.inputs(int(name[4:]))
+        return lstm.lstm_objective, (main, extra, state), (sequence,), gt
+    alphas, means, icf, x = gmm.inputs()
+    return gmm.gmm_objective, (alphas, means, icf, x), (), np
+
+
+def cases(name):
+    objective, params, data, tape_module = workload(name)
+    if name == "gmm":  # x is data, not a parameter
+        params, data = params[:3], params[3:]
+    watched = [gt.constant(p) for p in params]
+
+    def record():
+        with gt.GradientTape() as tape:
+            for p in watched:
+                tape.watch(p)
+            loss = objective(tape_module, *watched, *data)
+        return loss
+
+    out = {"numpy": lambda: objective(np, *params, *data), "record": record, "value": lambda: record().numpy()}
+    if torch is not None:
+        tparams = [torch.tensor(p, requires_grad=True) for p in params]
+        tdata = [torch.tensor(d) for d in data]
+        out["torch"] = lambda: objective(torch, *tparams, *tdata)
+    return out
+
+
+def check(name, fns):
+    want = fns["numpy"]()
+    got = {"value": fns["value"]()}
+    if "torch" in fns:
+        got["torch"] = fns["torch"]().item()
+    for k, v in got.items():
+        if not np.allclose(v, want, rtol=1e-12, atol=0):
+            sys.exit(f"{name}: {k} gives {v}, NumPy {want}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", choices=["lstm1024", "lstm128", "gmm"])
+    args = ap.parse_args()
+    names = [args.only] if args.only else ["lstm1024", "lstm128", "gmm"]
+    if torch is None:
+        print("PyTorch is not installed: no torch column (pip install torch)")
+    print(f"{'workload':10s} {'numpy':>10s} {'record':>16s} {'value':>16s} {'torch':>16s} {'value/torch':>11s}")
+    for name in names:
+        fns = cases(name)
+        check(name, fns)
+        for fn in fns.values():  # warm: memos, the first call's imports
+            fn()
+        calls = 1 if name == "lstm1024" else 3 if name == "lstm128" else 10
+        best = interleaved_best(fns, rounds=args.rounds, calls=calls, clock=time.thread_time)
+        base = best["numpy"]
+
+        def col(k):
+            return f"{fmt(best[k])} {best[k] / base:5.2f}x" if k in best else "-"
+        vt = f"{best['value'] / best['torch']:10.2f}x" if "torch" in best else "-"
+        print(f"{name:10s} {fmt(base):>10s} {col('record'):>16s} {col('value'):>16s} {col('torch'):>16s} {vt:>11s}")
+
+
+if __name__ == "__main__":
+    main()
