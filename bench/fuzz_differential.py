@@ -112,8 +112,12 @@ def _replay(seed: int, version: int) -> int:
     findings = differential.check(program, checked)
     for f in findings:
         print(f"[{f.category}]\n{f.detail}\n")
+    fd = sorted(checked - {"ill_conditioned"})
     print(f"{len(findings)} finding(s); finite differences of the NumPy reference checked: "
-          f"{', '.join(sorted(checked)) or 'nothing (not smooth or not finite at the point)'}")
+          f"{', '.join(fd) or 'nothing (not smooth or not finite at the point)'}")
+    if "ill_conditioned" in checked:
+        print("a path differed from the interpreter within the interpreter's own rounding uncertainty "
+              "(ill-conditioned at the point: differential.rounding_spread), not reported")
     return 1 if findings else 0
 
 
@@ -172,6 +176,8 @@ def _report(found: dict, done: int, seconds: float, version: int, checked: colle
     print(f"programs with a mismatch: {mismatched}, with a crash: {crashed}")
     print(f"derivatives checked by finite differences of the NumPy reference: first order in "
           f"{checked['first_order']} programs, second order (HVP) in {checked['second_order']}")
+    print(f"programs where a path differed from the interpreter within the interpreter's rounding "
+          f"uncertainty (ill-conditioned, not reported): {checked['ill_conditioned']}")
     print("programs by category (one program may be in several):")
     for category, count in sorted(by_category.items()):
         print(f"  {count:6d}  {category}")
