@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .conversions import tracked_by
 from .errors import ConcretizationError, ConstantConversionError, UnsupportedNumPyFunction
-from .numpy_names import alternative, full_name, numpy_caller
+from .numpy_names import SCIPY_SPECIAL, alternative, full_name, numpy_caller, scipy_special_ufunc
 from .tensor import Tensor
 
 _functions: dict = {}  # numpy function or ufunc -> gradtape implementation
@@ -52,20 +52,32 @@ def _unsupported(func, method: str | None = None):
     )
 
 
+def _scipy_function(ufunc):
+    """gradtape.scipy.special's function for one of scipy.special's ufuncs (`expit(t)` comes
+    through `__array_ufunc__`), registered for it on first use; None for any other ufunc."""
+    if not SCIPY_SPECIAL or not scipy_special_ufunc(ufunc):
+        return None
+    special = SCIPY_SPECIAL[0]
+    fn = getattr(special, ufunc.__name__, None) if ufunc.__name__ in special.__all__ else None
+    if fn is not None:
+        _functions[ufunc] = fn
+    return fn
+
+
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if not kwargs and method == "__call__":
         # `y * t` and `np.exp(t)` come here on every step of a training loop.
-        fn = _functions.get(ufunc)
+        fn = _functions.get(ufunc) or _scipy_function(ufunc)
         if fn is not None:
             return fn(*inputs)
     if kwargs.get("out") is not None:
         raise TypeError(
-            f"numpy.{ufunc.__name__}: the out= argument is not supported with gradtape "
+            f"{full_name(ufunc)}: the out= argument is not supported with gradtape "
             "Tensors (tensors are immutable)"
         )
     kwargs.pop("out", None)
     if method == "__call__":
-        fn = _functions.get(ufunc)
+        fn = _functions.get(ufunc) or _scipy_function(ufunc)
         if fn is None:
             raise _unsupported(ufunc)
         return fn(*inputs, **kwargs)
