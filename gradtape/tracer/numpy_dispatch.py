@@ -105,17 +105,28 @@ _FIX = (
 )
 
 
+# NumPy indexes its own arrays (and np.take dispatches on the array, not the indices): a traced
+# integer index of a NumPy array can only become a gather if the array is a tensor.
+_INDEX_FIX = (
+    " An integer tensor indexing a NumPy array (arr[i], np.take(arr, i)) comes here too: NumPy "
+    "indexes its arrays itself and cannot return a tensor, so write gradtape.asarray(arr)[i] or "
+    "gradtape.take(arr, i, axis=0), a gather in the staged function."
+)
+
+
 def tensor_array(self, dtype=None, copy=None):
-    """`np.asarray(t)`: t's value, unless the conversion would drop a derivative (then raises)."""
+    """`np.asarray(t)`: t's value, unless the conversion would drop a derivative (then raises).
+    An integer or bool tensor has no derivative: on a tape it always converts."""
     if self._sym is not None:
         try:
             self.numpy()  # a leaked tracer raises its own error here
         except ConcretizationError:
+            index = _INDEX_FIX if self.dtype.kind in "iub" else ""
             raise ConcretizationError(
                 f"NumPy ({numpy_caller()}) tried to convert an abstract tensor {self._sym.type} of a "
                 "staged function to a plain array (np.asarray / np.array of a tensor, or a list of "
                 "tensors given to a NumPy function); it has no value while tracing, and an array would "
-                f"be a constant with no derivative. {_FIX}"
+                f"be a constant with no derivative.{index} {_FIX}"
             ) from None
     tape = tracked_by(self)
     if tape is not None:
