@@ -20,6 +20,7 @@ and the like) follow the same rule: conversions.py.
 """
 from __future__ import annotations
 
+import numpy as np
 
 from .conversions import tracked_by
 from .errors import ConcretizationError, ConstantConversionError, UnsupportedNumPyFunction
@@ -57,8 +58,11 @@ def _scipy_function(ufunc):
     through `__array_ufunc__`), registered for it on first use; None for any other ufunc."""
     if not SCIPY_SPECIAL or not scipy_special_ufunc(ufunc):
         return None
-    special = SCIPY_SPECIAL[0]
-    fn = getattr(special, ufunc.__name__, None) if ufunc.__name__ in special.__all__ else None
+    special, name = SCIPY_SPECIAL[0], ufunc.__name__
+    if name in special.__all__:
+        fn = getattr(special, name)
+    else:  # cbrt, exp2, expm1, log1p: NumPy's functions of the same name
+        fn = _functions.get(getattr(np, name, None))
     if fn is not None:
         _functions[ufunc] = fn
     return fn
