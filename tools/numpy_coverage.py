@@ -50,7 +50,7 @@ REASONS = {
 
 # NumPy functions that never dispatch to tensors (they convert their arguments
 # themselves): gradtape's function of the same name does their job.
-ALIASES = {"numpy.array": "array", "numpy.asarray": "asarray"}
+ALIASES = {"numpy.array": "array", "numpy.asarray": "asarray", "numpy.full": "full"}
 
 STATUSES = ("differentiable", "integer result", "constant result", "unsupported")
 
@@ -83,10 +83,7 @@ def implementation(name):
     if name in ALIASES:
         return getattr(gradtape, ALIASES[name], None)
     obj = _numpy_object(name)
-    if obj is None:
-        return None
-    # numpy.full and numpy.full_like are gradtape's wrappers (functions/creation.py)
-    return getattr(obj, "__gradtape__", None) or numpy_dispatch._functions.get(obj)
+    return None if obj is None else numpy_dispatch._functions.get(obj)
 
 
 def _callable(name):

@@ -4,18 +4,8 @@ The result does not depend on the argument's values, so no gradient flows
 to it, as in NumPy, JAX and TensorFlow; inside a trace it is a constant of
 the program. A tensor fill value (full_like, full) is broadcast, and is
 differentiable.
-
-NumPy's own `np.full(shape, t)` and `np.full_like(array, t)` never show the
-tensor fill value to `__array_function__` (np.full dispatches on `like=`
-only, np.full_like on its prototype; both write the value into a new array
-themselves, converting the tensor to a constant). So gradtape replaces
-`numpy.full` and `numpy.full_like` with wrappers (at import) that send a
-tensor fill value here and every other call to NumPy's function, unchanged
-(`np.full.__wrapped__` is NumPy's).
 """
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
@@ -40,10 +30,10 @@ def full_like(x, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     return full(x.shape if shape is None else shape, fill_value, x.dtype if dtype is None else dtype)
 
 
-def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+def full(shape, fill_value, dtype=None):
     """An array of `shape` filled with `fill_value`, as numpy.full; a tensor fill value is
-    broadcast (and differentiable). `np.full(shape, t)` with a tensor `t` comes here too
-    (numpy.full is wrapped: this module's docstring).
+    broadcast (and differentiable). np.full itself cannot take a tensor: NumPy writes the
+    value into a new array without dispatching, so call gradtape.full.
 
     Example::
 
@@ -54,7 +44,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     if isinstance(fill_value, Tensor) or holds_tensor(fill_value):
         fill = as_tensor(fill_value) if dtype is None else as_tensor(fill_value, np.dtype(dtype))
         return broadcast_to(fill, shape)
-    return Tensor(_numpy_full(shape, fill_value, dtype=None if dtype is None else np.dtype(dtype)))
+    return Tensor(np.full(shape, fill_value, dtype=None if dtype is None else np.dtype(dtype)))
 
 
 @implements(np.zeros_like)
@@ -67,24 +57,3 @@ def zeros_like(x, dtype=None):
 def ones_like(x, dtype=None):
     """An array of ones of x's shape (and dtype, unless given)."""
     return full_like(x, 1, dtype)
-
-
-_numpy_full, _numpy_full_like = np.full, np.full_like
-
-
-def _sends_tensor_fill(numpy_fn, gradtape_fn):
-    """numpy_fn, but gradtape_fn where the fill value (the second argument) is a tensor."""
-
-    @functools.wraps(numpy_fn)
-    def wrapper(*args, **kwargs):
-        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
-        if isinstance(fill, Tensor) or (isinstance(fill, (list, tuple)) and holds_tensor(fill)):
-            return gradtape_fn(*args, **kwargs)
-        return numpy_fn(*args, **kwargs)
-
-    wrapper.__gradtape__ = gradtape_fn  # what runs for a tensor fill (tools/numpy_coverage.py)
-    return wrapper
-
-
-np.full = _sends_tensor_fill(_numpy_full, full)
-np.full_like = _sends_tensor_fill(_numpy_full_like, full_like)

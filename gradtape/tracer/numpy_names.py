@@ -27,9 +27,9 @@ ALTERNATIVES = {
                         "for a symmetric matrix use numpy.linalg.eigh",
     "numpy.linalg.eigvals": "for a symmetric matrix use numpy.linalg.eigvalsh",
     "numpy.random": "draw with gradtape.random from an explicit key (gradtape.random.key(seed))",
-    "numpy.copyto": "NumPy writes into one of its own arrays there; build a new tensor instead: "
-                    "gradtape.where(mask, t, array) for np.copyto(array, t, where=mask), "
-                    "np.full(shape, t) or np.full_like(a, t) for a tensor fill value",
+    "numpy.copyto": "NumPy writes into one of its own arrays there (np.full, np.full_like with a NumPy "
+                    "prototype, np.copyto); gradtape.full(shape, t) and gradtape.full_like(a, t) take a "
+                    "tensor fill value",
 }
 
 

@@ -75,9 +75,6 @@ SPECS = [
           + _np_or_gt("cumulative_prod")(x, axis=1),
           [_X], ("add",), numpy_fn=lambda x: np.cumsum(x, axis=1) + np.cumprod(x, axis=1)),
     _spec("full_like", lambda x, v: np.full_like(x, v[0]) * x, [_X, _V], ("broadcast_to",)),
-    # NumPy's np.full and np.full_like of a NumPy prototype with a tensor fill value (issue 26, point 3)
-    _spec("full_tensor_fill", lambda x, v: np.full((2, 3), v[0]) * x + np.full_like(np.zeros((2, 3)), v[1])
-          + np.full((3,), [v[2], v[0], v[1]]) * x, [_X, _V], ("broadcast_to",)),
     # polynomials
     _spec("convolve", lambda a, v: np.convolve(a, v) + np.convolve(a, v[:2], "same")[0]
           + np.convolve(v, a, "valid")[0], [normal(4), _V], ("mul",)),
