@@ -74,6 +74,8 @@ del _backward_plan, _DynamicServing
 
 # Messages about unsupported NumPy functions name gradtape's function of the same name, if any.
 _numpy_names.NAMESPACES[:] = [(_sys.modules[__name__], "gradtape"), (_scipy_special, "gradtape.scipy.special")]
+# scipy.special's ufuncs on tensors (`scipy.special.expit(t)`) dispatch to gradtape.scipy.special.
+_numpy_names.SCIPY_SPECIAL[:] = [_scipy_special]
 del _numpy_names
 
 # Loaded at first use (PEP 562, _lazy.py), so that `import gradtape` costs NumPy, the op

@@ -1,6 +1,6 @@
 """NumPy's numerical calculus and sampling functions on tensors: trapezoid,
 gradient, unwrap, geomspace, logspace, cov, corrcoef, histogram,
-and histogram_bin_edges (the NaN-ignoring quantiles are in quantiles.py).
+histogram_bin_edges and interp (the NaN-ignoring quantiles are in quantiles.py).
 
 Compositions of gradtape's functions: they differentiate, batch and compile
 as those do. Sizes (num, bins, edge_order) must be concrete.
@@ -14,13 +14,16 @@ import numpy as np
 from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
 from . import elementwise_division as division
-from . import reductions, scans
+from ..ir.ops import elementwise as ew_ops
+from ..tracer.dispatch import bind
+from . import reductions, scans, shape, sorting
+from .nn import clip
 from ._promote import as_tensor, float_operand, normalize_axis
 from .grids import linspace
 from .shape import concatenate, moveaxis, reshape
 
 __all__ = ["trapezoid", "gradient", "unwrap", "geomspace", "logspace", "cov", "corrcoef", "histogram",
-           "histogram_bin_edges"]
+           "histogram_bin_edges", "interp"]
 
 
 def _along(x, axis):
@@ -282,3 +285,61 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     if density:
         counts = ew.divide(counts, ew.multiply(reductions.sum(counts), ew.subtract(edges[1:], edges[:-1])))
     return counts, edges
+
+
+@implements(np.interp)
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation of (xp, fp) at x, as numpy.interp.
+
+    Differentiable in x (the slope of x's segment) and in fp, left and right (the
+    interpolation weights); xp gets no gradient. Built from searchsorted, take and
+    arithmetic, so it works on the tape, staged and in native code.
+
+    Args:
+      x: where to evaluate, any shape.
+      xp: 1-d increasing sample points (sorted here when `period` is given).
+      fp: 1-d values at xp, of xp's length.
+      left, right: the value for x < xp[0] and x > xp[-1] (fp[0] and fp[-1] by default).
+      period: the period of periodic x-coordinates (left and right are then ignored).
+
+    Returns:
+      A float64 Tensor of x's shape.
+
+    Example::
+
+        >>> gradtape.interp(gradtape.constant([0.5, 2.5]), [0.0, 1.0, 2.0], [0.0, 10.0, 20.0])
+        Tensor([ 5., 20.], dtype=float64)
+    """
+    x, fp = as_tensor(x, np.float64), as_tensor(fp, np.float64)  # float64, as NumPy's result
+    xp = bind(ew_ops.stop_gradient_p, as_tensor(xp, np.float64))
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError(f"interp: xp and fp must be 1-d, got shapes {xp.shape} and {fp.shape}")
+    if xp.shape[0] != fp.shape[0]:
+        raise ValueError("interp: fp and xp are not of the same length")
+    if xp.shape[0] == 0:
+        raise ValueError("interp: array of sample points is empty")
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = abs(period)
+        x, xp = division.remainder(x, period), division.remainder(xp, period)
+        order = sorting.argsort(xp)
+        xp, fp = shape.take(xp, order), shape.take(fp, order)
+        xp = shape.concatenate([ew.subtract(xp[-1:], period), xp, ew.add(xp[:1], period)])
+        fp = shape.concatenate([fp[-1:], fp, fp[:1]])
+        left = right = None
+    n = xp.shape[0]
+    first, last = fp[0], fp[n - 1]
+    inside = first  # one sample point: fp[0] wherever x is not below or above it (NaN too)
+    if n > 1:
+        hi = clip(sorting.searchsorted(xp, x, side="right"), 1, n - 1)
+        lo = ew.subtract(hi, 1)
+        x0, x1 = shape.take(xp, lo), shape.take(xp, hi)
+        f0, f1 = shape.take(fp, lo), shape.take(fp, hi)
+        width = ew.subtract(x1, x0)
+        slope = ew.divide(ew.subtract(f1, f0), ew.where(ew.equal(width, 0), 1.0, width))
+        inside = ew.add(ew.multiply(slope, ew.subtract(x, x0)), f0)  # NumPy's formula, to the last bit
+        inside = ew.where(ew.equal(x, xp[n - 1]), last, inside)  # NumPy gives fp[-1] there exactly
+    below = first if left is None else left
+    above = last if right is None else right
+    return ew.where(ew.less(x, xp[0]), below, ew.where(ew.greater(x, xp[n - 1]), above, inside))

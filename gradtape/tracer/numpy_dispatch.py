@@ -20,10 +20,11 @@ and the like) follow the same rule: conversions.py.
 """
 from __future__ import annotations
 
+import numpy as np
 
 from .conversions import tracked_by
 from .errors import ConcretizationError, ConstantConversionError, UnsupportedNumPyFunction
-from .numpy_names import alternative, full_name, numpy_caller
+from .numpy_names import SCIPY_SPECIAL, alternative, full_name, numpy_caller, scipy_special_ufunc
 from .tensor import Tensor
 
 _functions: dict = {}  # numpy function or ufunc -> gradtape implementation
@@ -52,20 +53,35 @@ def _unsupported(func, method: str | None = None):
     )
 
 
+def _scipy_function(ufunc):
+    """gradtape.scipy.special's function for one of scipy.special's ufuncs (`expit(t)` comes
+    through `__array_ufunc__`), registered for it on first use; None for any other ufunc."""
+    if not SCIPY_SPECIAL or not scipy_special_ufunc(ufunc):
+        return None
+    special, name = SCIPY_SPECIAL[0], ufunc.__name__
+    if name in special.__all__:
+        fn = getattr(special, name)
+    else:  # cbrt, exp2, expm1, log1p: NumPy's functions of the same name
+        fn = _functions.get(getattr(np, name, None))
+    if fn is not None:
+        _functions[ufunc] = fn
+    return fn
+
+
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if not kwargs and method == "__call__":
         # `y * t` and `np.exp(t)` come here on every step of a training loop.
-        fn = _functions.get(ufunc)
+        fn = _functions.get(ufunc) or _scipy_function(ufunc)
         if fn is not None:
             return fn(*inputs)
     if kwargs.get("out") is not None:
         raise TypeError(
-            f"numpy.{ufunc.__name__}: the out= argument is not supported with gradtape "
+            f"{full_name(ufunc)}: the out= argument is not supported with gradtape "
             "Tensors (tensors are immutable)"
         )
     kwargs.pop("out", None)
     if method == "__call__":
-        fn = _functions.get(ufunc)
+        fn = _functions.get(ufunc) or _scipy_function(ufunc)
         if fn is None:
             raise _unsupported(ufunc)
         return fn(*inputs, **kwargs)
@@ -93,17 +109,28 @@ _FIX = (
 )
 
 
+# NumPy indexes its own arrays (and np.take dispatches on the array, not the indices): a traced
+# integer index of a NumPy array can only become a gather if the array is a tensor.
+_INDEX_FIX = (
+    " An integer tensor indexing a NumPy array (arr[i], np.take(arr, i)) comes here too: NumPy "
+    "indexes its arrays itself and cannot return a tensor, so write gradtape.asarray(arr)[i] or "
+    "gradtape.take(arr, i, axis=0), a gather in the staged function."
+)
+
+
 def tensor_array(self, dtype=None, copy=None):
-    """`np.asarray(t)`: t's value, unless the conversion would drop a derivative (then raises)."""
+    """`np.asarray(t)`: t's value, unless the conversion would drop a derivative (then raises).
+    An integer or bool tensor has no derivative: on a tape it always converts."""
     if self._sym is not None:
         try:
             self.numpy()  # a leaked tracer raises its own error here
         except ConcretizationError:
+            index = _INDEX_FIX if self.dtype.kind in "iub" else ""
             raise ConcretizationError(
                 f"NumPy ({numpy_caller()}) tried to convert an abstract tensor {self._sym.type} of a "
                 "staged function to a plain array (np.asarray / np.array of a tensor, or a list of "
                 "tensors given to a NumPy function); it has no value while tracing, and an array would "
-                f"be a constant with no derivative. {_FIX}"
+                f"be a constant with no derivative.{index} {_FIX}"
             ) from None
     tape = tracked_by(self)
     if tape is not None:

@@ -17,6 +17,10 @@ _GRADTAPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os
 # name: filled by the package root (tracer/ does not import the packages above it).
 NAMESPACES: list = []
 
+# gradtape.scipy.special (gradtape/scipy_special.py), whose functions stand for scipy.special's
+# ufuncs of the same name: set by the package root, as NAMESPACES is.
+SCIPY_SPECIAL: list = []
+
 # NumPy functions with no gradtape counterpart of the same name, and what to use instead.
 ALTERNATIVES = {
     "numpy.linalg.eig": "gradtape has no general eigendecomposition (its derivative needs complex numbers); "
@@ -40,7 +44,20 @@ def full_name(func) -> str:
     if isinstance(func, str):
         return func if func.startswith("numpy") else f"numpy.{func}"
     name = getattr(func, "__name__", None) or repr(func)
+    if isinstance(func, np.ufunc) and scipy_special_ufunc(func):
+        return f"scipy.special.{name}"
     return f"{public_module(getattr(func, '__module__', None))}.{name}"
+
+
+def scipy_special_ufunc(ufunc) -> bool:
+    """Whether `ufunc` is one of scipy.special's (they are NumPy ufuncs with no __module__, so
+    `numpy.<name>` to NumPy's messages). Looked up only where SciPy is loaded already: a SciPy
+    ufunc exists only then, and `import gradtape` never imports SciPy."""
+    name = getattr(ufunc, "__name__", None)
+    if name is None or getattr(np, name, None) is ufunc:
+        return False
+    special = sys.modules.get("scipy.special")
+    return special is not None and getattr(special, name, None) is ufunc
 
 
 def alternative(qualified: str) -> str:

@@ -37,6 +37,11 @@ def _traced_key(x):
 
 
 _X = normal(2, 3)
+_XP = np.array([-1.5, -0.5, 0.25, 1.0, 2.0])
+
+
+def _near(values):
+    return lambda rng: np.array(values) + rng.uniform(-0.05, 0.05, len(values))
 _V = normal(3)
 
 SPECS = [
@@ -98,6 +103,11 @@ SPECS = [
     _spec("histogram_density_edges", lambda x: np.concatenate([np.histogram(x, bins=2, density=True)[0],
                                                                np.histogram_bin_edges(x, bins=4)]),
           [normal(6)], ("reduce_max",)),
+    # interp: x away from the knots (where the derivative in x jumps), below and above them too
+    _spec("interp", lambda x, fp: np.interp(x, _XP, fp) + np.interp(x, _XP, fp, left=-1.0, right=fp[0]) * x,
+          [_near([-2.0, -1.2, -0.1, 0.6, 1.4, 2.6]), normal(5)], ("gather",), order=3),
+    _spec("interp_period", lambda x, fp: np.interp(x, _XP, fp, period=2.5),
+          [_near([-2.3, -0.9, 0.4, 1.7, 3.6]), normal(5)], ("remainder",)),
     _spec("nanquantile", lambda x: np.nanquantile(x, [0.3, 0.7], axis=1) + np.nanmedian(x)
           + np.nanpercentile(x, 40.0, axis=0)[0],
           [lambda rng: np.where(rng.uniform(size=(3, 5)) < 0.2, np.nan, rng.standard_normal((3, 5)))],

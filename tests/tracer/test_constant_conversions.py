@@ -217,6 +217,46 @@ def test_nested_tapes_outer_recording_after_the_inner_exited():
     assert float(outer.gradient(dy, x)) == 6 * 1.5
 
 
+def test_integer_and_bool_tensors_computed_from_a_tracked_one_convert_to_arrays():
+    """Issue 26, point 3: as autograd's fluidsim and wing examples do (np.asarray of an index
+    computed from the differentiated values, a NumPy array indexed by it)."""
+    table = np.arange(6.0) * 1.5
+    x = gt.constant([0.4, 2.7, 4.2])
+    for recorder in (lambda: gt.GradientTape(), lambda: gt.ForwardAccumulator(x, gt.constant(np.ones(3)))):
+        with recorder() as rec:
+            if isinstance(rec, gt.GradientTape):
+                rec.watch(x)
+            t = x * 1.0
+            i = np.floor(t).astype(np.int64)
+            b = t > 1.0
+            np.testing.assert_array_equal(np.asarray(i), [0, 2, 4])
+            np.testing.assert_array_equal(np.array(b), [False, True, True])
+            assert np.asarray(i).dtype == np.int64 and np.asarray(b, dtype=np.float64).tolist() == [0.0, 1.0, 1.0]
+            assert int(i[1]) == 2 and float(b[0]) == 0.0 and i.tolist() == [0, 2, 4] and b[2].item() is True
+            got = table[i]  # NumPy indexes its array with the (converted) integer tensor: a constant
+            assert type(got) is np.ndarray and got.tolist() == [0.0, 3.0, 6.0]
+            np.testing.assert_array_equal(np.where(b, table[:3], -1.0), [-1.0, 1.5, 3.0])
+            with pytest.raises(ConstantConversionError):
+                np.asarray(t)  # the floating tensor itself is still refused
+
+
+def test_a_numpy_array_indexed_by_a_traced_integer_tensor_names_the_gather():
+    table = np.arange(6.0) * 1.5
+
+    def f(x):
+        return gt.sum(table[np.floor(x).astype(np.int64)] * x)
+
+    with pytest.raises(ConcretizationError, match=r"abstract tensor i64\[3\].*gradtape\.asarray\(arr\)\[i\]"):
+        gt.grad(f)(np.array([0.4, 2.7, 4.2]))
+
+    def g(x):
+        return gt.sum(gt.asarray(table)[np.floor(x).astype(np.int64)] * x)
+
+    x = np.array([0.4, 2.7, 4.2])
+    assert float(gt.differentiable(g)(x)) == pytest.approx(0.0 * 0.4 + 3.0 * 2.7 + 6.0 * 4.2)
+    np.testing.assert_array_equal(np.asarray(gt.grad(g)(x)), [0.0, 3.0, 6.0])
+
+
 def test_staged_conversions_stay_concretization_errors():
     for convert in (float, int, lambda t: t.item(), lambda t: t.tolist(), math.sin, np.float64):
         with pytest.raises(ConcretizationError, match=r"(needs the concrete value of a traced|abstract tensor) f64\[\]"):
