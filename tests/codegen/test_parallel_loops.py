@@ -238,6 +238,7 @@ def _child_result(cf, x, conn):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+: forking on purpose
 def test_a_forked_child_starts_its_own_workers():
     import multiprocessing
 

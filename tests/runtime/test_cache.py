@@ -219,6 +219,7 @@ def test_async_compile_setting_reads_the_environment(monkeypatch, value, expecte
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+: forking on purpose
 def test_forked_child_compiles_in_the_background(handmade):
     import os
 

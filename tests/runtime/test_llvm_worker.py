@@ -152,6 +152,7 @@ def test_a_process_that_never_compiles_leaves_no_worker_behind(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # Python 3.12+: forking on purpose
 def test_a_forked_child_starts_its_own_worker(worker_always):
     llvm_worker.prestart()
     parent_worker = llvm_worker._current
