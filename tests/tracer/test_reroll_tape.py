@@ -2,10 +2,10 @@
 the adjoint (ir/reroll.py), reads the rows of a constant as one stacked input, and gives the
 unrolled plan's gradients, to second order with nested tapes."""
 import numpy as np
-import pytest
 
 import gradtape as gt
 from gradtape import ir
+from tests.reroll_programs import rnn_loss, small_loops_too  # noqa: F401  (an autouse fixture)
 from gradtape.tracer import backward_cache
 
 RNG = np.random.default_rng(5)
@@ -13,20 +13,6 @@ H = RNG.normal(size=4) * 0.5
 W = RNG.normal(size=(4, 4)) * 0.4
 U = RNG.normal(size=(4, 3)) * 0.4
 XS = RNG.normal(size=(10, 3))
-
-
-@pytest.fixture(autouse=True)
-def small_loops_too(monkeypatch):
-    """Loops of any size are rolled here (by default only those of 128 equations or more)."""
-    monkeypatch.setattr(ir.config, "reroll_min_equations", 0)
-
-
-def rnn_loss(h, w, u, xs):
-    states = []
-    for i in range(xs.shape[0]):
-        h = gt.tanh(w @ h + u @ xs[i])
-        states.append(h)
-    return gt.sum(gt.stack(states) ** 2) + gt.sum(h)
 
 
 def tape_gradient(xs, watch_xs=False):
