@@ -5,8 +5,8 @@ import numpy as np
 
 import gradtape as gt
 from gradtape import ir
-from tests.reroll_programs import rnn_loss, small_loops_too  # noqa: F401  (an autouse fixture)
 from gradtape.tracer import backward_cache
+from tests.reroll_programs import rnn_loss, small_loops_too  # noqa: F401  (an autouse fixture)
 
 RNG = np.random.default_rng(5)
 H = RNG.normal(size=4) * 0.5
