@@ -24,7 +24,7 @@ result in f32 ULPs, over all 2^32 inputs for the polynomials.) pow with a consta
 exponent is computed as math_pow.py decides (NumPy's shortcuts for 0, 1,
 2, -1 and 0.5; multiplications for 3 and 4).
 
-A loop that calls two or more of these functions is also given vectorizer
+A loop that calls two or more of these functions (or one of libmvec's) is also given vectorizer
 hints (math_loops.py, called by lowering.py): the target's widest vectors,
 two at a time, which on AVX-512 targets calls libmvec's zmm variants.
 
@@ -33,9 +33,11 @@ The implementations:
     Polynomial(emit)         straight-line IR written here (math_poly.py),
                              inlined: the vectorizer widens it like arithmetic
     Libmvec(symbol, scalar)  a call the vectorizer maps to glibc's vector
-                             `symbol` (math_libmvec.py); the scalar remainder,
-                             and every call where libmvec is missing, is the
-                             LLVM intrinsic `scalar` (which LLVM lowers to libm)
+                             `symbol` (math_libmvec.py); the scalar remainder
+                             calls the same vector function on one value, so
+                             every element gets the same bits wherever it is;
+                             where libmvec is missing, the LLVM intrinsic
+                             `scalar` (which LLVM lowers to libm)
     Intrinsic(name)          an LLVM intrinsic that is one instruction (sqrt)
 
 Special values follow NumPy: exp overflows to inf and underflows through the
@@ -66,6 +68,7 @@ from .math_ir import FloatOps, VectorFloatOps, add_call_attributes, declare_intr
 from .math_erf import emit_erf, emit_erfc
 from .math_libmvec import (
     LIBMVEC,
+    emit_scalar_through_vector,
     has_vector_variants,
     keep_alive,
     libmvec_available,
@@ -306,6 +309,9 @@ def _emit_body(builder: ir.IRBuilder, f: MathFunction, args: list) -> ir.Value:
     impl = f.impl
     if isinstance(impl, Polynomial):
         return impl.emit(FloatOps(builder, args[0].type), *args)
+    if isinstance(impl, Libmvec) and has_vector_variants(impl.symbol, f.arity, args[0].type):
+        # the remainder computes what the vector body does, bit for bit (math_libmvec.py)
+        return emit_scalar_through_vector(builder, impl.symbol, args)
     intrinsic = impl.scalar if isinstance(impl, Libmvec) else impl.name
     if not intrinsic.startswith("llvm."):  # a libm function: asinh(double), asinhf(float)
         return builder.call(_declare_libm(builder.module, intrinsic, args[0].type, f.arity), args)

@@ -28,12 +28,27 @@ constant exponent 2, 0.5, ...) are made before, by math_pow.py.
 Without libmvec (another C library), the helper is inlined and the intrinsic
 is called: correct, but scalarized by the backend into libm calls.
 
-The ymm variants are offered only when the target CPU (codegen.cpu,
-GRADTAPE_CPU) has AVX2 and FMA: compiled for a CPU without AVX, a
-<4 x double> argument would not travel in one ymm register as `_ZGVdN4v_*`
-expects; likewise the zmm variants (`_ZGVeN8v_*`) only when it has
-AVX-512F. No variant is offered for a target that is not x86-64 (the
-`_ZGVb`/`_ZGVd`/`_ZGVe` names are the x86-64 vector ABI).
+One vector function per math function and target, for every call: glibc's
+SSE, AVX2 and AVX-512 versions of sin are different code and disagree in
+the last bit on ~9% of inputs (measured on glibc 2.36: sin 9.3%, cos 9.7%,
+log 17%; exp and atan almost never), and libm's scalar sin disagrees with
+all of them. Were the vectorizer free to pick a width per loop, and the
+remainder to call libm, an element's value would depend on its position in
+the array and on the loop it lands in: three equal inputs gave three
+outputs that were not all equal, and the standard deviation of "equal"
+values a gradient of 1.93 where the true derivative does not exist. So:
+
+- the call site offers only the target's widest variant: `_ZGVeN8v_*` when
+  the target CPU (codegen.cpu, GRADTAPE_CPU) has AVX-512F, `_ZGVdN4v_*`
+  when it has AVX2 and FMA, else `_ZGVbN2v_*` (a wider variant would not
+  travel in one register, which the vector ABI expects); math_loops.py
+  hints every loop calling one to that width;
+- the scalar helper calls the same vector function with its argument in
+  every lane and keeps lane 0, so the remainder loop and code outside
+  loops compute exactly what the vector body computes.
+
+No variant is offered for a target that is not x86-64 (the `_ZGVb`/`_ZGVd`/
+`_ZGVe` names are the x86-64 vector ABI).
 """
 from __future__ import annotations
 
@@ -47,11 +62,10 @@ from .math_ir import type_suffix
 
 LIBMVEC = "libmvec.so.1"
 
-# x86-64 vector ABI ISA letter -> (lanes of f64, target features it needs).
-# 'b' is SSE (xmm), 'd' is AVX2 (ymm), 'e' is AVX-512 (zmm); float variants
-# have twice the lanes. The loop vectorizer picks the width (LLVM keeps to
-# 256 bits on most AVX-512 CPUs unless a loop asks for more: math_loops.py).
-_ISAS = {"b": (2, ()), "d": (4, ("avx2", "fma")), "e": (8, ("avx512f",))}
+# x86-64 vector ABI ISA letter -> (lanes of f64, target features it needs),
+# widest first. 'e' is AVX-512 (zmm), 'd' is AVX2 (ymm), 'b' is SSE (xmm);
+# float variants have twice the lanes.
+_ISAS = {"e": (8, ("avx512f",)), "d": (4, ("avx2", "fma")), "b": (2, ())}
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,19 +83,19 @@ def libmvec_available() -> bool:
 
 
 def _vector_variants(base: str, arity: int, suffix: str):
-    """(isa, lanes, vector function name) for every usable variant."""
+    """[(isa, lanes, vector function name)] of the one variant every call of
+    `base` uses on this target (the widest it can call), or [] if none."""
     handle = _libmvec_handle()
     if handle is None or not target_cpu.current().is_x86:
         return []
-    out = []
     for isa, (lanes64, features) in _ISAS.items():
         if not target_cpu.current().has(*features):
             continue
         lanes = lanes64 if suffix == "f64" else 2 * lanes64
         name = f"_ZGV{isa}N{lanes}{'v' * arity}_{base}{'' if suffix == 'f64' else 'f'}"
         if hasattr(handle, name):
-            out.append((isa, lanes, name))
-    return out
+            return [(isa, lanes, name)]
+    return []
 
 
 def keep_alive(module: ir.Module, fn: ir.Function) -> None:
@@ -150,3 +164,19 @@ def libmvec_symbols(module: ir.Module) -> dict:
         if name.startswith("_ZGV") and isinstance(gv, ir.Function) and hasattr(handle, name):
             out[name] = ctypes.cast(getattr(handle, name), ctypes.c_void_p).value
     return out
+
+
+def emit_scalar_through_vector(builder: ir.IRBuilder, symbol: str, args: list) -> ir.Value:
+    """`symbol(*args)` for scalars, computed by the target's vector function
+    (the one the loop vectorizer calls): every lane holds the arguments, lane
+    0 is the result. Call only when has_vector_variants(symbol, ...) holds."""
+    ty = args[0].type
+    ((_isa, lanes, vname),) = _vector_variants(symbol, len(args), type_suffix(ty))
+    fn = _declare_vector(builder.module, vname, ty, lanes, len(args))
+    vty = ir.VectorType(ty, lanes)
+    splat = ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
+    vectors = []
+    for a in args:
+        one = builder.insert_element(ir.Constant(vty, ir.Undefined), a, ir.IntType(32)(0))
+        vectors.append(builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined), splat))
+    return builder.extract_element(builder.call(fn, vectors), ir.IntType(32)(0))

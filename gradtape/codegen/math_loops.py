@@ -27,6 +27,12 @@ is still computed by the same instructions, only more of them at a time.
 The price is compile time (the interleaved body is twice as long for LLVM's
 backend: W7's kernel 25 -> 31 ms), hence a threshold of MIN_MATH_CALLS.
 
+A loop that calls a libmvec function (sin, cos, pow, ...) gets the width
+hint even for one call: its call sites offer only the target's widest
+vector function (math_libmvec.py explains why), and without the hint LLVM
+keeps to 256 bits on most AVX-512 CPUs and would call the scalar helper
+lane by lane.
+
 Only loops of one basic block that branch back to themselves are hinted
 (the innermost loops codegen emits for elementwise work); a loop whose
 static trip count is below the hinted vector size gets no hint, as the
@@ -125,7 +131,8 @@ def _math_calls(block: ir.Block) -> list:
 
 def _hints_for(module: ir.Module, block: ir.Block, branch) -> list:
     calls = _math_calls(block)
-    if len(calls) < MIN_MATH_CALLS:
+    chain = len(calls) >= MIN_MATH_CALLS
+    if not chain and not any(_calls_libmvec(c) for c in calls):
         return []
     bits = vector_bits()
     elem_bits = max(64 if isinstance(c.type, ir.DoubleType) else 32 for c in calls)
@@ -140,9 +147,18 @@ def _hints_for(module: ir.Module, block: ir.Block, branch) -> list:
     hints = []
     if width:
         hints.append(module.add_metadata(["llvm.loop.vectorize.width", i32(width)]))
-    if len(calls) <= MAX_INTERLEAVED_CALLS and (trips is None or trips >= step * INTERLEAVE):
+    if chain and len(calls) <= MAX_INTERLEAVED_CALLS and (trips is None or trips >= step * INTERLEAVE):
         hints.append(module.add_metadata(["llvm.loop.interleave.count", i32(INTERLEAVE)]))
     return hints
+
+
+def _variant_mapping(call: ir.CallInstr) -> str:
+    return next((a for a in call.attributes if isinstance(a, str) and a.startswith(_VARIANT_ATTRIBUTE)), "")
+
+
+def _calls_libmvec(call: ir.CallInstr) -> bool:
+    """Whether `call`'s vector functions are libmvec's (named by the x86-64 vector ABI)."""
+    return "(_ZGV" in _variant_mapping(call)
 
 
 def _has_width(call: ir.CallInstr, lanes: int) -> bool:
@@ -150,8 +166,7 @@ def _has_width(call: ir.CallInstr, lanes: int) -> bool:
     helper that stays a call only if its vector functions include that width."""
     if "alwaysinline" in call.callee.attributes:
         return True
-    mapping = next((a for a in call.attributes if isinstance(a, str) and a.startswith(_VARIANT_ATTRIBUTE)), "")
-    return f"_ZGV_LLVM_N{lanes}" in mapping
+    return f"_ZGV_LLVM_N{lanes}" in _variant_mapping(call)
 
 
 def _trip_count(block: ir.Block, branch):

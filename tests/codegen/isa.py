@@ -39,22 +39,9 @@ def packed(mnemonic: str) -> re.Pattern:
 
 
 def libmvec_variant_prefix(dtype: str) -> str:
-    """The x86-64 vector-ABI name prefix of the libmvec variant the loop vectorizer calls at 256
-    bits or less: the AVX2 ones (ymm) when the target has AVX2 and FMA, else the SSE ones (xmm)."""
-    lanes64 = 4 if cpu.current().has("avx2", "fma") else 2
-    isa = "d" if lanes64 == 4 else "b"
+    """The x86-64 vector-ABI name prefix of the one libmvec variant the target's code calls
+    (gradtape.codegen.math_libmvec): the widest it has, AVX-512's (zmm) on an AVX-512 target,
+    AVX2's (ymm) when it has AVX2 and FMA, else SSE's (xmm)."""
+    target = cpu.current()
+    isa, lanes64 = ("e", 8) if target.has("avx512f") else ("d", 4) if target.has("avx2", "fma") else ("b", 2)
     return f"_ZGV{isa}N{lanes64 if dtype == 'f64' else 2 * lanes64}"
-
-
-def libmvec_widest_prefix(dtype: str) -> str:
-    """The prefix of the target's widest libmvec variant: the AVX-512 ones (zmm) on an
-    AVX-512 target, else libmvec_variant_prefix."""
-    if cpu.current().has("avx512f"):
-        return f"_ZGVeN{8 if dtype == 'f64' else 16}"
-    return libmvec_variant_prefix(dtype)
-
-
-def libmvec_variant_pattern(dtype: str) -> str:
-    """A regex of the libmvec variants a loop may call on the target: on AVX-512, LLVM keeps
-    to 256 bits on some CPUs (most Intel cores) and uses 512 on others (AMD Zen 4/5)."""
-    return "|".join(sorted({libmvec_variant_prefix(dtype), libmvec_widest_prefix(dtype)}))

@@ -222,6 +222,20 @@ def test_max_ulp_error_vs_numpy(name, dtype):
     )
 
 
+@pytest.mark.parametrize("name,dtype", CASES)
+def test_an_element_gets_the_same_bits_wherever_it_is_in_the_array(name, dtype):
+    """The vector body and the scalar remainder compute the same function: glibc's
+    SSE, AVX2, AVX-512 and scalar sin disagree in the last bit on ~9% of inputs,
+    so a value must not depend on whether it lands in the vector body or the tail."""
+    k = kernel(name, dtype)
+    inputs = [x[:4099] for x in sample(name, dtype)]  # 4099 = a remainder after any vector width
+    whole = k(*inputs)
+    alone = np.concatenate([k(*(x[i:i + 1] for x in inputs)) for i in range(0, 4099, 41)])
+    np.testing.assert_array_equal(alone, whole[::41])
+    shifted = k(*(x[1:] for x in inputs))  # every element moves one lane
+    np.testing.assert_array_equal(shifted, whole[1:])
+
+
 # ---------------------------------------------------------------- special values
 
 INF, NAN = np.inf, np.nan
@@ -385,7 +399,7 @@ def test_loop_vectorizes_without_scalar_math_calls(name, dtype):
     vector_loops = [body for body in self_loops(k.asm) if any(packed_wide(i) for i in body)]
     assert vector_loops, f"{name} {dtype}: no loop with packed {isa.wide_registers()} arithmetic"
     if name in LIBMVEC and HAS_LIBMVEC:
-        variant = isa.libmvec_variant_pattern(dtype)
+        variant = isa.libmvec_variant_prefix(dtype)
         assert re.search(variant, k.asm), f"{name} {dtype}: no call to libmvec's {variant} functions"
     else:
         assert not any(i.startswith("call") for body in vector_loops for i in body), f"{name} {dtype}: call in loop"

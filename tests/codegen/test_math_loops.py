@@ -75,9 +75,19 @@ def test_a_chain_of_math_calls_gets_interleaved_vectors_of_the_widest_registers(
         assert hints[0]["llvm.loop.vectorize.width"] == lanes(dtype)
 
 
-def test_a_loop_with_one_math_call_keeps_llvms_choice():
-    lowered = lower_function(gt.make_ir(lambda x: gt.sin(x) * 2.0 + x, np.ones(256)), "f")
+def test_a_loop_with_one_polynomial_call_keeps_llvms_choice():
+    lowered = lower_function(gt.make_ir(lambda x: gt.tanh(x) * 2.0 + x, np.ones(256)), "f")
     assert loop_hints(str(lowered.module)) == []
+
+
+def test_a_loop_with_one_libmvec_call_gets_the_width_of_its_only_vector_function():
+    """Its call site offers one width (math_libmvec.py); below it the helper would run lane by lane."""
+    lowered = lower_function(gt.make_ir(lambda x: gt.sin(x) * 2.0 + x, np.ones(256)), "f")
+    hints = loop_hints(str(lowered.module))
+    if cpu.current().is_x86 and HAS_LIBMVEC:
+        assert hints == [{"llvm.loop.vectorize.width": lanes(np.float64)}]
+    else:
+        assert hints == []
 
 
 @pytest.mark.skipif(math_loops.vector_bits() == 0, reason="vector widths are known for x86-64 targets only")
@@ -122,7 +132,7 @@ def test_libmvec_at_the_hinted_width_is_as_accurate(name, dtype, monkeypatch):
     module = loop_module(IR_TYPES[dtype](), 1, lambda b, xs: emit_math(b, all_ops[name], xs[0]))
     assert math_loops.hint_math_loops(module) == 1
     fn, _, asm = jit_loop(module, 1)
-    variant = isa.libmvec_widest_prefix(dtype)
+    variant = isa.libmvec_variant_prefix(dtype)
     assert variant in asm, f"{name} {dtype}: no call to {variant}*"
     (x,) = sample(name, dtype)
     out = np.empty_like(x)
