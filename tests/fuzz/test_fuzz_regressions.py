@@ -159,3 +159,56 @@ def test_seed_3951_a_gradient_whose_terms_of_5e302_cancel_is_compared_allowing_f
     others = np.isfinite(want)
     others[2, 1, 0] = False
     assert np.all(slack[others] < 1e-9 * (1 + np.abs(want[others])))
+
+
+def _tape_gradient(f, x):
+    c = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(c)
+        y = f(c)
+    return tape.gradient(y, c).numpy()
+
+
+def test_seed_8562_a_where_mask_carried_through_an_unrolled_loop_gives_0_where_the_loop_vjp_gives_nan():
+    # v2 = x0 * stop_gradient(x0) is inf at x0 = inf; a while_loop (two steps of
+    # s * 0.5 - arctan(s)) keeps it inf and clip makes it 2, with cotangent 0 outside
+    # [-0.5, 2]. The adjoint pass carries clip's mask back through elementwise ops and
+    # zeroes the cotangent outside it (ir/adjoint.py, docs/tape.md): on the tape, which
+    # unrolls the loop into elementwise steps, the mask reaches the product and the
+    # gradient is 0 (a symbolic zero per element); the staged IR's loop is one equation,
+    # its VJP runs on a dense 0 and the product gives 0 * inf = NaN, as JAX's would.
+    # The checker accepts 0 against NaN only at such non-finite points.
+    _agrees_on_every_path(8562)
+    x = np.array([np.inf, 1.0, 3.0], np.float32)
+    loop = lambda s: gt.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * 0.5), (0, s))[1]  # noqa: E731
+    f = lambda x0: gt.sum(gt.clip(loop(x0 * gt.stop_gradient(x0)), -0.5, 2.0))  # noqa: E731
+    unrolled = lambda x0: gt.sum(gt.clip(x0 * gt.stop_gradient(x0) * 0.5 * 0.5, -0.5, 2.0))  # noqa: E731
+    with np.errstate(all="ignore"):
+        staged, tape = np.asarray(gt.grad(f)(x)), _tape_gradient(f, x)
+        np.testing.assert_array_equal(staged, [np.nan, 0.25, 0.0])
+        np.testing.assert_array_equal(tape, [0.0, 0.25, 0.0])
+        # Written unrolled, the staged gradient masks the same element as the tape.
+        np.testing.assert_array_equal(np.asarray(gt.grad(unrolled)(x)), tape)
+    np.testing.assert_array_equal(differential.masked_zero_or_nan(tape, staged), [True, False, False])
+    assert differential.disagreement(tape, staged, 1e-3) is not None
+
+
+def test_0_against_nan_in_a_gradient_is_a_finding_where_the_forward_is_finite():
+    # The same tolerance does not excuse a NaN at a finite point, nor 0 against a NaN value.
+    program = generator.Program(-1, "def f(x0):\n    v0 = gt.sin(x0)\n    return gt.sum(v0 * _w(v0))\n",
+                                [np.array([0.5, 1.0])], [np.array([0.75, 1.25])], [np.array([1.0, -1.0])],
+                                np.dtype(np.float64), False)
+    run = differential._Run(program)
+    run.fwd_ir = gt.make_ir(run.f, *run.args)
+    assert run.forward_finite()
+    run.compare("staged_grad[0]", np.array([0.0, 1.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    run.compare("staged_value", np.array([0.0, 1.0]), np.array([np.nan, 1.0]))
+    assert [f.category for f in run.findings] == ["mismatch:staged_grad[0]", "mismatch:staged_value"]
+    assert "masked_zero" not in run.checked
+    # At a non-finite point, only an exact 0 against NaN is accepted, not another value.
+    run._forward_finite = False
+    run.compare("staged_grad[0]", np.array([0.0, 1.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    assert len(run.findings) == 2 and "masked_zero" in run.checked
+    run.compare("staged_grad[0]", np.array([0.5, 1.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    run.compare("staged_grad[0]", np.array([0.0, 2.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    assert len(run.findings) == 4
