@@ -212,3 +212,89 @@ def test_0_against_nan_in_a_gradient_is_a_finding_where_the_forward_is_finite():
     run.compare("staged_grad[0]", np.array([0.5, 1.0]), np.array([np.nan, 1.0]), masked_zeros=True)
     run.compare("staged_grad[0]", np.array([0.0, 2.0]), np.array([np.nan, 1.0]), masked_zeros=True)
     assert len(run.findings) == 4
+
+
+def _float32_derivative_not_determined_by_float32_rounding(seed, name):
+    # The checker's own run: the float32 derivative `name` along the tangents differs from
+    # the float64 finite differences by more than RTOL1, and moving float32 intermediates by
+    # an ulp moves it by more than RTOL1 too: not compared ("fd_ill_conditioned").
+    program = generator.generate(seed)
+    assert program.dtype == np.float32
+    checked = set()
+    assert differential.check(program, checked) == []
+    assert {"first_order", "fd_ill_conditioned"} <= checked
+    run = differential._Run(program)
+    with np.errstate(all="ignore"):
+        run.all()
+    ts = [np.asarray(t, np.float64) for t in program.tangents]
+    f = independent.NumpyFunction(program, differential.load)
+    args = [np.asarray(a, np.float64) for a in program.inputs]
+    fp_ir = independent.float64_ir(program, differential.load, args, f)
+    estimate, _ = independent.Line(f, fp_ir, differential.fingerprint, args, ts).first()
+    got, magnitude = independent.directional(run.derivatives[name], ts)
+    tolerance = independent.RTOL1[np.dtype(np.float32)] * (1 + abs(estimate) + magnitude)
+    spread = run.fd_rounding_spread(name, ts)
+    assert abs(got - estimate) > tolerance and spread > tolerance
+    assert abs(got - estimate) <= differential.SPREAD_FACTOR * spread
+    return got, estimate, spread
+
+
+def test_seed_4974_a_float32_cos_of_2_4e8_is_not_compared_with_float64_finite_differences():
+    # v2 = 0 - x0 ** x1 is -2.434675e8 in float32 (0.2560358 ** -14.173485), whose ulp is
+    # 16: cos(v2) and sin(v2) change completely from one float32 to the next, and the float64
+    # NumPy reference computes them at another argument. Every path's float32 t . grad was
+    # -9.525e8, the finite differences +8.596e8 (the HVP 9.7e16 against -5.2e9).
+    v = np.float32(0.2560358) ** np.float32(-14.173485)
+    assert np.spacing(v) == 16
+    assert abs(np.cos(v) - np.cos(v + np.spacing(v))) > 0.1
+    with np.errstate(all="ignore"):
+        _float32_derivative_not_determined_by_float32_rounding(4974, "grad")
+
+
+def test_seed_9232_a_float32_sine_of_a_scan_carry_of_2e15_is_not_compared_with_float64_finite_differences():
+    # The scan's initial carry holds prod(x1) = 2.1e15 in float32 (ulp 1.3e8), and its body
+    # takes sin(c): t . grad was -5.37e14 interpreted, -9.15e14 natively (accepted against
+    # each other by rounding_spread), -7.69e14 by float64 finite differences.
+    with np.errstate(all="ignore"):
+        assert np.spacing(np.prod(generator.generate(9232).inputs[1])) > 1e8
+        _float32_derivative_not_determined_by_float32_rounding(9232, "grad")
+
+
+def test_a_wrong_float32_derivative_is_still_caught_by_finite_differences(monkeypatch):
+    # Where float32 rounding does not matter, the finite-difference comparison of a float32
+    # program stands: sin' = 1.01 cos is reported on every path, and nothing is excused.
+    from gradtape.ir import op as op_table
+    from gradtape.ir.ops import elementwise as ew
+
+    source = "def f(x0):\n    v0 = gt.sin(x0) * gt.arctan(x0)\n    return gt.sum(v0 * _w(v0))\n"
+    x = np.array([0.3, -0.7, 1.1], np.float32)
+    program = generator.Program(-1, source, [x], [x + np.float32(0.25)], [np.array([0.5, 0.75, 1.0], np.float32)],
+                                np.dtype(np.float32), False)
+    gt.clear_cache()
+    try:
+        deriv = lambda x: ew.cos(x) * 1.01  # noqa: E731
+        monkeypatch.setitem(op_table.vjp_rules, ew.sin_p, lambda ct, out, x: (ct * deriv(x),))
+        monkeypatch.setitem(op_table.jvp_rules, ew.sin_p, lambda ts, out, x: ts[0] * deriv(x))
+        checked = set()
+        found = {f.category.split("[")[0] for f in differential.check(program, checked)}
+    finally:
+        gt.clear_cache()
+    assert {"mismatch:grad_vs_finite_differences", "mismatch:staged_grad_vs_finite_differences",
+            "mismatch:tape_grad_vs_finite_differences", "mismatch:jvp_vs_finite_differences"} <= found
+    assert "fd_ill_conditioned" not in checked
+
+
+def test_a_float32_derivative_off_by_more_than_ten_times_its_rounding_spread_is_a_mismatch():
+    # The float32 excuse needs both: a spread above the tolerance, and a difference within
+    # SPREAD_FACTOR times it.
+    x = np.array([0.3, -0.7], np.float32)
+    program = generator.Program(-1, "def f(x0):\n    return gt.sum(gt.sin(x0))\n", [x], [x], [x], np.dtype(np.float32),
+                                False)
+    run = differential._Run(program)
+    run.least = np.dtype(np.float32)
+    for spread, off, found in [(0.5, 4.0, False), (0.5, 6.0, True), (1e-4, 0.01, True), (None, 4.0, True)]:
+        run.fd_rounding_spread = lambda name, ts, s=spread: s
+        run.findings, run.checked = [], set()
+        run.against("grad", (1.0 + off, 1.0), (1.0, 0.0), 1e-3, [x])
+        assert bool(run.findings) == found, (spread, off)
+        assert ("fd_ill_conditioned" in run.checked) == (not found)
