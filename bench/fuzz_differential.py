@@ -112,12 +112,20 @@ def _replay(seed: int, version: int) -> int:
     findings = differential.check(program, checked)
     for f in findings:
         print(f"[{f.category}]\n{f.detail}\n")
-    fd = sorted(checked - {"ill_conditioned"})
+    fd = sorted(checked - {"ill_conditioned", "masked_zero", "fd_ill_conditioned"})
     print(f"{len(findings)} finding(s); finite differences of the NumPy reference checked: "
           f"{', '.join(fd) or 'nothing (not smooth or not finite at the point)'}")
     if "ill_conditioned" in checked:
         print("a path differed from the interpreter within the interpreter's own rounding uncertainty "
               "(ill-conditioned at the point: differential.rounding_spread), not reported")
+    if "fd_ill_conditioned" in checked:
+        print("not checked: ill-conditioned: a float32 derivative differed from the finite differences, and moving "
+              "its float32 intermediates by an ulp moves it by more than the tolerance "
+              "(differential.fd_rounding_spread)")
+    if "masked_zero" in checked:
+        print("a gradient was 0 on one path and NaN on another where the forward is not finite (a cotangent "
+              "masked by a where on one, multiplied by an infinite partial on the other: "
+              "differential.masked_zero_or_nan), not reported")
     return 1 if findings else 0
 
 
@@ -178,6 +186,10 @@ def _report(found: dict, done: int, seconds: float, version: int, checked: colle
           f"{checked['first_order']} programs, second order (HVP) in {checked['second_order']}")
     print(f"programs where a path differed from the interpreter within the interpreter's rounding "
           f"uncertainty (ill-conditioned, not reported): {checked['ill_conditioned']}")
+    print(f"programs with a float32 derivative not compared with finite differences (ill-conditioned: float32 "
+          f"rounding moves it by more than the tolerance): {checked['fd_ill_conditioned']}")
+    print(f"programs where a gradient was 0 on one path and NaN on another at a non-finite point (a where's "
+          f"mask carried further on one path, not reported): {checked['masked_zero']}")
     print("programs by category (one program may be in several):")
     for category, count in sorted(by_category.items()):
         print(f"  {count:6d}  {category}")

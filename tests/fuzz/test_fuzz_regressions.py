@@ -159,3 +159,142 @@ def test_seed_3951_a_gradient_whose_terms_of_5e302_cancel_is_compared_allowing_f
     others = np.isfinite(want)
     others[2, 1, 0] = False
     assert np.all(slack[others] < 1e-9 * (1 + np.abs(want[others])))
+
+
+def _tape_gradient(f, x):
+    c = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(c)
+        y = f(c)
+    return tape.gradient(y, c).numpy()
+
+
+def test_seed_8562_a_where_mask_carried_through_an_unrolled_loop_gives_0_where_the_loop_vjp_gives_nan():
+    # v2 = x0 * stop_gradient(x0) is inf at x0 = inf; a while_loop (two steps of
+    # s * 0.5 - arctan(s)) keeps it inf and clip makes it 2, with cotangent 0 outside
+    # [-0.5, 2]. The adjoint pass carries clip's mask back through elementwise ops and
+    # zeroes the cotangent outside it (ir/adjoint.py, docs/tape.md): on the tape, which
+    # unrolls the loop into elementwise steps, the mask reaches the product and the
+    # gradient is 0 (a symbolic zero per element); the staged IR's loop is one equation,
+    # its VJP runs on a dense 0 and the product gives 0 * inf = NaN, as JAX's would.
+    # The checker accepts 0 against NaN only at such non-finite points.
+    _agrees_on_every_path(8562)
+    x = np.array([np.inf, 1.0, 3.0], np.float32)
+    loop = lambda s: gt.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * 0.5), (0, s))[1]  # noqa: E731
+    f = lambda x0: gt.sum(gt.clip(loop(x0 * gt.stop_gradient(x0)), -0.5, 2.0))  # noqa: E731
+    unrolled = lambda x0: gt.sum(gt.clip(x0 * gt.stop_gradient(x0) * 0.5 * 0.5, -0.5, 2.0))  # noqa: E731
+    with np.errstate(all="ignore"):
+        staged, tape = np.asarray(gt.grad(f)(x)), _tape_gradient(f, x)
+        np.testing.assert_array_equal(staged, [np.nan, 0.25, 0.0])
+        np.testing.assert_array_equal(tape, [0.0, 0.25, 0.0])
+        # Written unrolled, the staged gradient masks the same element as the tape.
+        np.testing.assert_array_equal(np.asarray(gt.grad(unrolled)(x)), tape)
+    np.testing.assert_array_equal(differential.masked_zero_or_nan(tape, staged), [True, False, False])
+    assert differential.disagreement(tape, staged, 1e-3) is not None
+
+
+def test_0_against_nan_in_a_gradient_is_a_finding_where_the_forward_is_finite():
+    # The same tolerance does not excuse a NaN at a finite point, nor 0 against a NaN value.
+    program = generator.Program(-1, "def f(x0):\n    v0 = gt.sin(x0)\n    return gt.sum(v0 * _w(v0))\n",
+                                [np.array([0.5, 1.0])], [np.array([0.75, 1.25])], [np.array([1.0, -1.0])],
+                                np.dtype(np.float64), False)
+    run = differential._Run(program)
+    run.fwd_ir = gt.make_ir(run.f, *run.args)
+    assert run.forward_finite()
+    run.compare("staged_grad[0]", np.array([0.0, 1.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    run.compare("staged_value", np.array([0.0, 1.0]), np.array([np.nan, 1.0]))
+    assert [f.category for f in run.findings] == ["mismatch:staged_grad[0]", "mismatch:staged_value"]
+    assert "masked_zero" not in run.checked
+    # At a non-finite point, only an exact 0 against NaN is accepted, not another value.
+    run._forward_finite = False
+    run.compare("staged_grad[0]", np.array([0.0, 1.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    assert len(run.findings) == 2 and "masked_zero" in run.checked
+    run.compare("staged_grad[0]", np.array([0.5, 1.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    run.compare("staged_grad[0]", np.array([0.0, 2.0]), np.array([np.nan, 1.0]), masked_zeros=True)
+    assert len(run.findings) == 4
+
+
+def _float32_derivative_not_determined_by_float32_rounding(seed, name):
+    # The checker's own run: the float32 derivative `name` along the tangents differs from
+    # the float64 finite differences by more than RTOL1, and moving float32 intermediates by
+    # an ulp moves it by more than RTOL1 too: not compared ("fd_ill_conditioned").
+    program = generator.generate(seed)
+    assert program.dtype == np.float32
+    checked = set()
+    assert differential.check(program, checked) == []
+    assert {"first_order", "fd_ill_conditioned"} <= checked
+    run = differential._Run(program)
+    with np.errstate(all="ignore"):
+        run.all()
+    ts = [np.asarray(t, np.float64) for t in program.tangents]
+    f = independent.NumpyFunction(program, differential.load)
+    args = [np.asarray(a, np.float64) for a in program.inputs]
+    fp_ir = independent.float64_ir(program, differential.load, args, f)
+    estimate, _ = independent.Line(f, fp_ir, differential.fingerprint, args, ts).first()
+    got, magnitude = independent.directional(run.derivatives[name], ts)
+    tolerance = independent.RTOL1[np.dtype(np.float32)] * (1 + abs(estimate) + magnitude)
+    spread = run.fd_rounding_spread(name, ts)
+    assert abs(got - estimate) > tolerance and spread > tolerance
+    assert abs(got - estimate) <= differential.SPREAD_FACTOR * spread
+    return got, estimate, spread
+
+
+def test_seed_4974_a_float32_cos_of_2_4e8_is_not_compared_with_float64_finite_differences():
+    # v2 = 0 - x0 ** x1 is -2.434675e8 in float32 (0.2560358 ** -14.173485), whose ulp is
+    # 16: cos(v2) and sin(v2) change completely from one float32 to the next, and the float64
+    # NumPy reference computes them at another argument. Every path's float32 t . grad was
+    # -9.525e8, the finite differences +8.596e8 (the HVP 9.7e16 against -5.2e9).
+    v = np.float32(0.2560358) ** np.float32(-14.173485)
+    assert np.spacing(v) == 16
+    assert abs(np.cos(v) - np.cos(v + np.spacing(v))) > 0.1
+    with np.errstate(all="ignore"):
+        _float32_derivative_not_determined_by_float32_rounding(4974, "grad")
+
+
+def test_seed_9232_a_float32_sine_of_a_scan_carry_of_2e15_is_not_compared_with_float64_finite_differences():
+    # The scan's initial carry holds prod(x1) = 2.1e15 in float32 (ulp 1.3e8), and its body
+    # takes sin(c): t . grad was -5.37e14 interpreted, -9.15e14 natively (accepted against
+    # each other by rounding_spread), -7.69e14 by float64 finite differences.
+    with np.errstate(all="ignore"):
+        assert np.spacing(np.prod(generator.generate(9232).inputs[1])) > 1e8
+        _float32_derivative_not_determined_by_float32_rounding(9232, "grad")
+
+
+def test_a_wrong_float32_derivative_is_still_caught_by_finite_differences(monkeypatch):
+    # Where float32 rounding does not matter, the finite-difference comparison of a float32
+    # program stands: sin' = 1.01 cos is reported on every path, and nothing is excused.
+    from gradtape.ir import op as op_table
+    from gradtape.ir.ops import elementwise as ew
+
+    source = "def f(x0):\n    v0 = gt.sin(x0) * gt.arctan(x0)\n    return gt.sum(v0 * _w(v0))\n"
+    x = np.array([0.3, -0.7, 1.1], np.float32)
+    program = generator.Program(-1, source, [x], [x + np.float32(0.25)], [np.array([0.5, 0.75, 1.0], np.float32)],
+                                np.dtype(np.float32), False)
+    gt.clear_cache()
+    try:
+        deriv = lambda x: ew.cos(x) * 1.01  # noqa: E731
+        monkeypatch.setitem(op_table.vjp_rules, ew.sin_p, lambda ct, out, x: (ct * deriv(x),))
+        monkeypatch.setitem(op_table.jvp_rules, ew.sin_p, lambda ts, out, x: ts[0] * deriv(x))
+        checked = set()
+        found = {f.category.split("[")[0] for f in differential.check(program, checked)}
+    finally:
+        gt.clear_cache()
+    assert {"mismatch:grad_vs_finite_differences", "mismatch:staged_grad_vs_finite_differences",
+            "mismatch:tape_grad_vs_finite_differences", "mismatch:jvp_vs_finite_differences"} <= found
+    assert "fd_ill_conditioned" not in checked
+
+
+def test_a_float32_derivative_off_by_more_than_ten_times_its_rounding_spread_is_a_mismatch():
+    # The float32 excuse needs both: a spread above the tolerance, and a difference within
+    # SPREAD_FACTOR times it.
+    x = np.array([0.3, -0.7], np.float32)
+    program = generator.Program(-1, "def f(x0):\n    return gt.sum(gt.sin(x0))\n", [x], [x], [x], np.dtype(np.float32),
+                                False)
+    run = differential._Run(program)
+    run.least = np.dtype(np.float32)
+    for spread, off, found in [(0.5, 4.0, False), (0.5, 6.0, True), (1e-4, 0.01, True), (None, 4.0, True)]:
+        run.fd_rounding_spread = lambda name, ts, s=spread: s
+        run.findings, run.checked = [], set()
+        run.against("grad", (1.0 + off, 1.0), (1.0, 0.0), 1e-3, [x])
+        assert bool(run.findings) == found, (spread, off)
+        assert ("fd_ill_conditioned" in run.checked) == (not found)
