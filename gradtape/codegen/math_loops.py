@@ -33,12 +33,22 @@ vector function (math_libmvec.py explains why), and without the hint LLVM
 keeps to 256 bits on most AVX-512 CPUs and would call the scalar helper
 lane by lane.
 
+A call whose vector functions no loop vectorizer can use (it is not in a
+loop of one block, or its loop runs fewer iterations than the narrowest of
+them) loses its mapping: LLVM unrolls such a loop and its SLP vectorizer
+then crashes on calls that name vector functions (an assertion in its
+scheduler, `UnscheduledDeps >= 0`: fuzz seed 965, a 2 x 2 loop nest of
+float32 arctan). The call still calls the same helper, which computes the
+same bits (math_libmvec.py).
+
 Only loops of one basic block that branch back to themselves are hinted
 (the innermost loops codegen emits for elementwise work); a loop whose
 static trip count is below the hinted vector size gets no hint, as the
 vector body would never run.
 """
 from __future__ import annotations
+
+import re
 
 from llvmlite import ir
 from llvmlite.ir import values
@@ -120,7 +130,21 @@ def hint_math_loops(module: ir.Module) -> int:
                 if hints:
                     branch.set_metadata("llvm.loop", _LoopId(module, hints))
                     hinted += 1
+                trips = _trip_count(block, branch)
+            else:
+                trips = 0  # not a loop the vectorizer widens
+            _drop_unusable_variants(block, trips)
     return hinted
+
+
+def _drop_unusable_variants(block: ir.Block, trips) -> None:
+    """Remove the vector-function mapping of the calls in `block` that the loop vectorizer
+    cannot use: `trips` (None: unknown) is below the narrowest width the mapping offers."""
+    for call in _math_calls(block):
+        mapping = _variant_mapping(call)
+        widths = [int(w) for w in re.findall(r"_ZGV_LLVM_N(\d+)", mapping)]
+        if widths and trips is not None and trips < min(widths):
+            call.attributes = type(call.attributes)(a for a in call.attributes if a != mapping)
 
 
 def _math_calls(block: ir.Block) -> list:

@@ -21,6 +21,7 @@ from ..ir.op import Op
 from .dtypes import I64, constant, is_bool, is_float, is_signed, value_type
 from .math_ir import emit_intrinsic
 from .scalar_division import DIVISION
+from .scalar_bitwise import BITWISE
 from .scalar_int_pow import INT_POW
 from .scalar_special import SPECIAL
 from .scalar_random import RANDOM
@@ -188,6 +189,7 @@ SCALAR: dict[Op, Callable] = {
     ops.where_p: make_where,
     **DIVISION,
     **INT_POW,
+    **BITWISE,
     **SPECIAL,
     **RANDOM,
 }

@@ -16,10 +16,12 @@ from . import elementwise_rest, arrays_more, polynomials, calculus, sets, linear
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
 from . import predicates, scans, statistics, quantiles, bessel  # issue 15 points 2 and 6: reductions, predicates
 from . import elementwise_more, elementwise_division  # issue 15 point 1: NumPy's other elementwise functions
+from . import bitwise  # & | ^ ~ << >> of integers
 from . import linalg_decomp, linalg_solve  # issue 15 point 4: numpy.linalg (public as gradtape.linalg)
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_more import *  # noqa: F401,F403
 from .elementwise_division import *  # noqa: F401,F403
+from .bitwise import *  # noqa: F401,F403
 from .elementwise_rest import *  # noqa: F401,F403
 from .arrays_more import *  # noqa: F401,F403
 from .polynomials import *  # noqa: F401,F403
@@ -58,5 +60,5 @@ def _public_functions(module: _types.ModuleType) -> list:
 __all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow, implicit,
                                rearrange, joining, sorting, grids,
                                scans, statistics, quantiles, bessel, predicates, elementwise_more, elementwise_division,
-                               elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more)
+                               elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more, bitwise)
            for name in _public_functions(module)]

@@ -6,6 +6,7 @@ from ..tracer import dispatch
 from ..tracer.c_view import crecord as _crecord
 from ..tracer.tensor import Tensor
 from ..tracer.weak import WeakScalar
+from . import bitwise
 from . import elementwise as ew
 from . import elementwise_division as division
 
@@ -53,10 +54,12 @@ Tensor.__lt__ = ew.less
 Tensor.__le__ = ew.less_equal
 Tensor.__gt__ = ew.greater
 Tensor.__ge__ = ew.greater_equal
-Tensor.__and__ = ew.logical_and
-Tensor.__or__ = ew.logical_or
-Tensor.__xor__ = ew.logical_xor
-Tensor.__invert__ = ew.logical_not
+# As NumPy's: logical on bools, bitwise on integers, refused on floats.
+for _name, _fn in [("and", bitwise.bitwise_and), ("or", bitwise.bitwise_or), ("xor", bitwise.bitwise_xor),
+                   ("lshift", bitwise.left_shift), ("rshift", bitwise.right_shift)]:
+    setattr(Tensor, f"__{_name}__", _fn)
+    setattr(Tensor, f"__r{_name}__", _swap(_fn))
+Tensor.__invert__ = bitwise.bitwise_invert
 
 if _c_bind:  # float64 operands bound in C, every other case by the Python operator above
     for _name, _op in (("add", ew_ops.add_p), ("sub", ew_ops.sub_p), ("mul", ew_ops.mul_p), ("truediv", ew_ops.div_p)):

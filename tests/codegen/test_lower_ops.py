@@ -129,8 +129,8 @@ def test_round_half_to_even():
 def test_unary_integer(dtype):
     info = np.iinfo(dtype)
     x = np.array([0, 1, -1, 5, -7, info.max, info.min], np.int64).astype(dtype)
-    names = ["neg", "abs", "sign"]
-    check(grouped([(name, [t(x.shape, dtype)], None, {}) for name in names]), [x] * 3, rtol=0)
+    names = ["neg", "abs", "sign", "bitwise_invert"]
+    check(grouped([(name, [t(x.shape, dtype)], None, {}) for name in names]), [x] * len(names), rtol=0)
 
 
 # --- binary ----------------------------------------------------------------------------------
@@ -161,7 +161,8 @@ def test_binary_through_layouts(op_name):
         assert_matches(got, want, rtol=0)
 
 
-INT_BINARY = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "int_pow"]
+INT_BINARY = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "int_pow",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int16], ids=str)
@@ -176,9 +177,23 @@ def test_binary_integer(dtype):
         check(fn, [a, b] * len(INT_BINARY), rtol=0)  # wraps like NumPy
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.uint16, np.uint64], ids=str)
+def test_shifts_by_every_count_in_and_out_of_range(dtype):
+    """NumPy's rule where C's is undefined: a count < 0 or >= the width gives 0 (-1 for a negative
+    signed operand shifted right)."""
+    bits = 8 * np.dtype(dtype).itemsize
+    counts = np.arange(-3 if np.dtype(dtype).kind == "i" else 0, bits + 3)
+    info = np.iinfo(dtype)
+    x = np.array([info.min, info.max, 1, 5, 0], dtype)[:, None] * np.ones(counts.size, dtype)
+    y = np.broadcast_to(counts.astype(dtype), x.shape).copy()
+    fn = grouped([(name, [t(x.shape, dtype), t(y.shape, dtype)], None, {}) for name in ("left_shift", "right_shift")])
+    check(fn, [x, y] * 2, rtol=0)
+
+
 NAN_OPS = ["eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum"]
 BOOL_OPS = [
     "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "ge", "add", "mul", "maximum", "minimum",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
 ]
 
 
@@ -196,6 +211,11 @@ def test_binary_bool():
     b = np.array([[True], [False]])
     fn = grouped([(name, [t((1, 4), np.bool_), t((2, 1), np.bool_)], None, {}) for name in BOOL_OPS])
     check(fn, [a, b] * len(BOOL_OPS), rtol=0)
+
+
+def test_bitwise_invert_of_bools_is_logical_not():
+    x = np.array([True, False, True])
+    check(function("bitwise_invert", [t(3, np.bool_)]), [x], rtol=0)
 
 
 def test_logical_not_of_a_comparison():

@@ -15,6 +15,7 @@ import pytest
 from llvmlite import ir
 
 import gradtape as gt
+from gradtape import ir as gt_ir, runtime
 from gradtape.codegen import cpu, math_loops
 from gradtape.codegen.lowering import lower_function
 from gradtape.codegen.math import MATH_LIBRARIES, emit_math
@@ -163,3 +164,28 @@ def test_a_loop_of_more_math_calls_than_the_cap_keeps_the_width_but_is_not_inter
     assert len(hints) == 1 and "llvm.loop.interleave.count" not in hints[0], hints
     if cpu.current().is_x86 and HAS_LIBMVEC:
         assert hints[0]["llvm.loop.vectorize.width"] == lanes(np.float64)
+
+
+def _arctan_mask(x0, x1, x2):
+    """Fuzz seed 965, reduced: vmap of its gradient is a 2 x 2 loop nest of float32 arctan."""
+    v0 = gt.arctan(x1)
+    v5 = gt.where(gt.logical_and(v0 > 1.0, v0 >= 0.0), v0 * v0, v0)
+    return gt.sum(v5 * np.array([-1.0, 1.5], np.float32))
+
+
+def test_a_loop_too_short_for_the_vector_functions_compiles_without_their_mapping():
+    """LLVM unrolls it, and its SLP vectorizer aborted on calls naming vector functions."""
+    args = [np.ones((2, 1), np.float32), np.array([[3.67, 0.41], [0.3, 1.2]], np.float32),
+            np.ones((2, 2, 3, 3), np.float32)]
+    fn = gt.make_ir(gt.vmap(gt.grad(_arctan_mask, argnums=(0, 1, 2))), *args)
+    compiled = runtime.compile_function(fn)
+    assert compiled.native, compiled.fallback_reason
+    for got, want in zip(compiled(*args), gt_ir.eval_function(fn, args)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    text = str(lower_function(fn, "f").module)
+    assert "gradtape.math.arctan" in text and "vector-function-abi-variant" not in text
+
+
+def test_a_long_loop_keeps_the_mapping():
+    text = str(lower_function(gt.make_ir(lambda x: gt.arctan(x) * 2.0, np.ones(64, np.float32)), "f").module)
+    assert ("vector-function-abi-variant" in text) == (cpu.current().is_x86 and HAS_LIBMVEC)

@@ -202,3 +202,18 @@ SPECS += [
     OpSpec("int_pow_weights", _int_pow_weights, args(distinct(3, 5)), ops=("int_pow", "argsort"),
            numpy_fn=lambda x: _int_pow_weights(x, np_=np)),
 ]
+
+
+def _bitwise_weights(x, np_=gt):
+    """x times integers that every bitwise op makes from integer functions of x (argsorts of
+    distinct values, stable under a finite-difference step); the integers carry no derivative."""
+    i = np_.argsort(x, axis=1) + 1
+    j = np_.argsort(-x, axis=1) + 1
+    return x * (((i & j) | (i ^ 3)) + ~j + (i << 2) + ((j << 3) >> 1))
+
+
+SPECS += [
+    OpSpec("bitwise_weights", _bitwise_weights, args(distinct(3, 5)),
+           ops=("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "left_shift", "right_shift", "argsort"),
+           numpy_fn=lambda x: _bitwise_weights(x, np_=np)),
+]

@@ -6,6 +6,7 @@ equations on Syms; derivative rules and passes are written with them.
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_division import *  # noqa: F401,F403
 from .int_pow import *  # noqa: F401,F403
+from .bitwise import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .random_bits import *  # noqa: F401,F403
 from .layout import *  # noqa: F401,F403
