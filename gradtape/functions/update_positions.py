@@ -1,5 +1,5 @@
 """Where an indexed update writes: the flat positions `x[index]` reads, and, when
-they are known while tracing, the rounds that apply duplicates in order.
+they are known while tracing, how the entries that write the same position group.
 
 `x.at[index].op(v)` (indexed_update.py) works on x flattened to one axis of
 n = x.size elements. Indexing `arange(n).reshape(x.shape)` with the same
@@ -29,37 +29,51 @@ def flat_positions(shape, index):
     return out if out.is_abstract else np.asarray(out.numpy())
 
 
-class Rounds:
-    """The flat positions `p` (K entries) of one update, split so that duplicates are
-    applied in the order they come, as np.add.at applies them.
+class Groups:
+    """The entries of the known flat positions `p` (K of them) grouped by the position
+    they write, for the updates to combine each group's values first.
 
-    Round r holds the r-th occurrence of every position written at least r + 1
-    times, so within a round no position repeats and each round is one gather:
-    `src[r][t]` is the entry written to position t (0 where `hit[r][t]` is
-    False). `last` is the same for the last occurrence of each position alone:
-    the entry `set` keeps (the last write wins, as in NumPy's `a[idx] = v`).
+    `order` sorts the entries by position, each group's entries in the order they come
+    (None when p is sorted already). `levels` then halve every group until one value per
+    group is left: at each level, slot i of the new values combines slots `left[i]` and
+    `right[i]` of the previous ones where `paired[i]` (else it is `left[i]` alone), so a
+    position written r times costs log2(r) levels, not r. Value g is then group g's, and
+    it lands at position t through `src[t] = g` where `hit[t]` (hit None: every position).
+    `last` is (hit, src) for `set`: the entry written last to each position (the last
+    write wins, as in NumPy's `a[idx] = v`); src None when entry t writes position t.
     """
 
     def __init__(self, p: np.ndarray, n: int):
         order = np.argsort(p, kind="stable")  # stable: each group keeps its entries' order
         sorted_p = p[order]
-        first = np.r_[True, sorted_p[1:] != sorted_p[:-1]]
-        group_start = np.maximum.accumulate(np.where(first, np.arange(p.size), 0))
-        occurrence = np.empty(p.size, np.int64)
-        occurrence[order] = np.arange(p.size) - group_start
-        self.rounds = [self._round(np.flatnonzero(occurrence == r), p, n)
-                       for r in range(int(occurrence.max()) + 1 if p.size else 0)]
-        last_of_group = np.r_[sorted_p[1:] != sorted_p[:-1], True]
-        self.last = self._round(order[last_of_group], p, n)
+        starts = np.flatnonzero(np.r_[True, sorted_p[1:] != sorted_p[:-1]])
+        ends = np.r_[starts[1:], p.size]
+        self.order = None if np.array_equal(order, np.arange(p.size)) else order
+        self.levels = self._levels(np.repeat(np.arange(starts.size), ends - starts))
+        self.hit, self.src = self._placed(sorted_p[starts], np.arange(starts.size), n)
+        self.last = self._placed(sorted_p[ends - 1], order[ends - 1], n)
 
     @staticmethod
-    def _round(entries: np.ndarray, p: np.ndarray, n: int) -> tuple:
-        """(hit, src) for `entries`, whose positions are distinct: src is None when it is the
-        identity (entry t writes position t), hit None when every position is written."""
+    def _levels(group: np.ndarray) -> list:
+        """(left, right, paired) per level, for slots whose group ids are `group` (sorted)."""
+        levels = []
+        while group.size and np.any(group[1:] == group[:-1]):
+            start = np.r_[True, group[1:] != group[:-1]]
+            rank = np.arange(group.size) - np.maximum.accumulate(np.where(start, np.arange(group.size), 0))
+            left = np.flatnonzero(rank % 2 == 0)
+            right = np.minimum(left + 1, group.size - 1)
+            paired = (left + 1 < group.size) & (group[right] == group[left])
+            levels.append((left, np.where(paired, right, left), None if paired.all() else paired))
+            group = group[left]
+        return levels
+
+    @staticmethod
+    def _placed(targets: np.ndarray, values: np.ndarray, n: int) -> tuple:
+        """(hit, src) putting values[i] at the distinct positions targets[i] (see the class)."""
         hit = np.zeros(n, bool)
-        hit[p[entries]] = True
+        hit[targets] = True
         src = np.zeros(n, np.int64)
-        src[p[entries]] = entries
+        src[targets] = values
         if np.array_equal(src, np.arange(n)):
             src = None
         return (None if hit.all() else hit), src

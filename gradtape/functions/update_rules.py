@@ -7,10 +7,12 @@ elementwise ops and reductions are used, so the updates are differentiable
 to any order, batch under vmap and compile to native code through the rules
 those ops already have.
 
-Positions known while tracing (a NumPy array) are applied as `Rounds`
-(update_positions.py): one gather and one `where` per round, duplicates in
-the order they come. A traced p (a Tensor) has duplicates known only when it
-runs: `TracedGroups` compares every entry with every other (a K x K mask).
+Positions known while tracing (a NumPy array) are grouped by `Groups`
+(update_positions.py): each group's updates are combined pairwise, log2 of
+the largest group's size levels of gathers, then placed with one gather and
+one `where`; add needs one scatter_add. A traced p (a Tensor) has duplicates
+known only when it runs: `TracedGroups` compares every entry with every
+other (a K x K mask).
 
 min and max take the tangent JAX gives them: among the values that equal the
 result (x's own element, and each update that equals it) the derivative is
@@ -30,7 +32,7 @@ from .reductions import max as max_
 from .reductions import min as min_
 from .reductions import prod
 from .shape import reshape
-from .update_positions import Rounds
+from .update_positions import Groups
 
 COMBINE = {"add": ew.add, "multiply": ew.multiply, "min": ew.minimum, "max": ew.maximum}
 
@@ -54,16 +56,27 @@ def _sg(x):
 def concrete_update(mode, x, v, p: np.ndarray):
     """x updated at the known positions p (see the module docstring)."""
     n = x.shape[0]
-    rounds = Rounds(p, n)
+    if mode == "add":  # one scatter_add sums every group
+        return _select(_known_hit(p, n), ew.add(x, _scatter_add(v, p, n)), x)
+    groups = Groups(p, n)
     if mode == "set":
-        hit, src = rounds.last
+        hit, src = groups.last
         return _select(hit, _gather(v, src), x)
     extremal = mode in ("min", "max") and x.dtype.kind == "f"
-    out = _sg(x) if extremal else x
+    base, updates = (_sg(x), _sg(v)) if extremal else (x, v)  # min/max: the value alone
     combine = COMBINE[mode]
-    for hit, src in rounds.rounds:
-        out = _select(hit, combine(out, _gather(_sg(v) if extremal else v, src)), out)
+    reduced = _gather(updates, groups.order)
+    for left, right, paired in groups.levels:
+        first = _gather(reduced, left)
+        reduced = _select(paired, combine(first, _gather(reduced, right)), first)
+    out = _select(groups.hit, combine(base, _gather(reduced, groups.src)), base)
     return extremal_tangent(x, v, p, out) if extremal else out
+
+
+def _known_hit(p: np.ndarray, n: int):
+    hit = np.zeros(n, bool)
+    hit[p] = True
+    return None if hit.all() else hit
 
 
 def written(p, n: int):

@@ -32,6 +32,8 @@ def rebind(t: Tensor, new: Tensor) -> None:
     """Make the object t denote `new`'s value from here on (see the module docstring)."""
     if type(t) not in (Tensor, PendingTensor):
         raise TypeError(f"t[...] = v: cannot assign into a {type(t).__name__}")
+    if new is t:  # nothing was written (an empty index)
+        return
     recordings = [r._tape for r in list(recorders) if r._tape is not None]
     for rec in recordings:
         if id(t) in rec.sources:
