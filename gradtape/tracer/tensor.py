@@ -1,4 +1,4 @@
-"""Tensor: an immutable array that gradtape ops accept and tapes record.
+"""Tensor: an array value that gradtape ops accept and tapes record.
 
 An eager Tensor holds a NumPy array. An abstract Tensor (inside tracing)
 holds a symbolic IR value instead and has a shape and dtype but no data.
@@ -24,13 +24,20 @@ def concretization_error(sym, what, fix=None):
 
 
 class Tensor:
-    """An immutable n-dimensional array that records onto active GradientTapes.
+    """An n-dimensional array that records onto active GradientTapes.
+
+    Its array is never modified: `t[i] = v` gives the object t the new value
+    `t.at[i].set(v)` (tracer/rebind.py), and what was computed from t before,
+    slices included, keeps the old one.
 
     Example::
 
         >>> x = gradtape.constant([1.0, 2.0])
         >>> (x * 3).numpy()
         array([3., 6.])
+        >>> x[0] = 5.0
+        >>> x.numpy()
+        array([5., 2.])
     """
 
     __slots__ = ("_value", "_sym", "__weakref__")
