@@ -1,8 +1,9 @@
-"""Tensor: an immutable array that gradtape ops accept and tapes record.
+"""Tensor: an array value that gradtape ops accept and tapes record.
 
 An eager Tensor holds a NumPy array. An abstract Tensor (inside tracing)
 holds a symbolic IR value instead and has a shape and dtype but no data.
-Operators and indexing are installed by gradtape.functions, which owns the
+Operators, indexing and item assignment (`t[i] = v`, functions/indexed_update.py
+with tracer/rebind.py) are installed by gradtape.functions, which owns the
 NumPy-like surface; the NumPy protocols by numpy_dispatch.py; the
 conversions to Python numbers (float(t), t.item(), ...), which refuse a
 tensor a tape differentiates, by conversions.py.
@@ -23,13 +24,20 @@ def concretization_error(sym, what, fix=None):
 
 
 class Tensor:
-    """An immutable n-dimensional array that records onto active GradientTapes.
+    """An n-dimensional array that records onto active GradientTapes.
+
+    Its array is never modified: `t[i] = v` gives the object t the new value
+    `t.at[i].set(v)` (tracer/rebind.py), and what was computed from t before,
+    slices included, keeps the old one.
 
     Example::
 
         >>> x = gradtape.constant([1.0, 2.0])
         >>> (x * 3).numpy()
         array([3., 6.])
+        >>> x[0] = 5.0
+        >>> x.numpy()
+        array([5., 2.])
     """
 
     __slots__ = ("_value", "_sym", "__weakref__")
@@ -102,16 +110,6 @@ class Tensor:
         if value.dtype.kind not in "iub":
             raise TypeError(f"only integer tensors can be used as an index, got {value.dtype}")
         return int(value)
-
-    def __setitem__(self, key, value):
-        raise TypeError(
-            f"t[...] = {type(value).__name__}: a gradtape Tensor ({self.dtype}, shape {tuple(self.shape)}) "
-            "does not support item assignment; tensors are immutable, as in JAX and TensorFlow. "
-            "Build the new value instead: gradtape.where(mask, new, t) to replace the elements where a "
-            "mask holds (mask = np.arange(n) == i for element i), gradtape.concatenate([t[:i], new, "
-            "t[i + 1:]]) to splice, or t * (1 - mask) + new * mask. For state that changes between "
-            "steps, use a gradtape.Variable and its assign(...)."
-        )
 
     def __hash__(self):
         return id(self)

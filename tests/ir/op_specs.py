@@ -46,6 +46,7 @@ def all_specs() -> list:
     from . import specs_numpy_more
     from . import specs_statistics
     from . import specs_division, specs_linalg, specs_special, specs_sort
+    from . import specs_indexed_update
 
     return (
         specs_elementwise.SPECS
@@ -61,4 +62,5 @@ def all_specs() -> list:
         + specs_special.SPECS
         + specs_linalg.SPECS
         + specs_sort.SPECS
+        + specs_indexed_update.SPECS
     )
