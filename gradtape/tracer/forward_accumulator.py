@@ -37,7 +37,6 @@ from .backward_plan import BackwardPlan
 from .dispatch import bind
 from .gradient_tape import UnconnectedGradients, _unconnected_mode
 from .recording import Recording
-from .rebind import recorders
 from .recording import record as _record
 from .tensor import Tensor
 from .trace_context import check_live
@@ -86,7 +85,6 @@ class ForwardAccumulator:
                 "give one tangent per primal, in the same structure"
             )
         self._tape = Recording()  # the name every recorder on the tape stack has (dispatch.bind)
-        recorders.add(self)  # t[i] = v finds the tensors its recording holds (rebind.py)
         self._watch_accessed_variables = False  # as TF: only the primals are watched
         self._recording = False
         self._primals = []  # the watched floating primals, in order

@@ -20,7 +20,6 @@ from .backward import backward_for, cached_plan
 from .backward_jacobian import jacobian_for
 from .dispatch import bind
 from .recording import Recording, in_creation_order
-from .rebind import recorders
 from .recording import record as _record
 from .tensor import Tensor
 from .trace_context import check_live
@@ -71,7 +70,6 @@ class GradientTape:
         self._paused = False  # inside this tape's stop_recording()
         self._warned_inside = False
         self._used = False  # a non-persistent tape whose recording was consumed
-        recorders.add(self)  # t[i] = v finds the tensors its recording holds (rebind.py)
 
     # --- the context and the stack -------------------------------------------
     def __enter__(self):

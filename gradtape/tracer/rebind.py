@@ -13,19 +13,17 @@ tensor: t's id now names the recorded update, whose operand is `old`.
 
 A tensor a recorder watches (a source of tape.gradient, a primal of a
 ForwardAccumulator) is refused, as PyTorch refuses in-place updates of a leaf
-that requires grad: its gradient would be ambiguous. Limitation: a pending
-value (deferred.py) computed from t, unread, whose tape no longer exists, is
-not found; read it before assigning into t.
+that requires grad: its gradient would be ambiguous. Pending values
+(deferred.py) that read t are found in every live recording
+(recording.live), and, once their recording is freed, among its unread
+pending values (recording.orphans): a loss kept after its tape is gone
+still computes from t's old value.
 """
 from __future__ import annotations
 
-import weakref
-
 from .deferred import PendingTensor
+from .recording import live, orphans
 from .tensor import Tensor
-
-# The recorders (GradientTapes, ForwardAccumulators) alive: their recordings may hold t.
-recorders = weakref.WeakSet()
 
 
 def rebind(t: Tensor, new: Tensor) -> None:
@@ -34,7 +32,7 @@ def rebind(t: Tensor, new: Tensor) -> None:
         raise TypeError(f"t[...] = v: cannot assign into a {type(t).__name__}")
     if new is t:  # nothing was written (an empty index)
         return
-    recordings = [r._tape for r in list(recorders) if r._tape is not None]
+    recordings = list(live)
     for rec in recordings:
         if id(t) in rec.sources:
             raise TypeError(
@@ -46,6 +44,7 @@ def rebind(t: Tensor, new: Tensor) -> None:
     old = _snapshot(t)
     for rec in recordings:
         _retarget(rec, t, old, new)
+    _retarget_orphans(t, old)
     _take_state(t, new)
 
 
@@ -81,6 +80,16 @@ def _retarget(rec, t, old, new) -> None:
     if new_position is not None:
         rec.var_of[id(t)] = new_position
         values[new_position] = t
+
+
+def _retarget_orphans(t, old) -> None:
+    """The unread pending values of freed recordings that read t read `old` instead."""
+    for value in list(orphans.values()):
+        args = value._args
+        if value._forced is None and args is not None and any(a is t for a in args):
+            value._args = [old if a is t else a for a in args]
+    if orphans.get(id(t)) is t and type(old) is PendingTensor:
+        orphans[id(old)] = old
 
 
 def _take_state(t: Tensor, new: Tensor) -> None:

@@ -1,6 +1,8 @@
 """t[index] = v on a Tensor: the object takes the value of t.at[index].set(v) (tracer/rebind.py).
 Other references to the object see the update; tensors computed from it before keep their
 values; gradients are right on the tape and in staged functions, to second order."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -135,3 +137,31 @@ def test_vmap_of_a_function_assigning_a_batched_index():
 
     xs, idx = np.arange(6.0).reshape(2, 3), np.array([2, 0])
     np.testing.assert_array_equal(np.asarray(gt.vmap(f)(xs, idx)), [[0.0, 1.0, 0.0], [0.0, 4.0, 5.0]])
+
+
+def _kept_after_the_tape(x):
+    """t and a value computed from it, both unread, returned from a tape that is then freed."""
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        t = x * 1.0
+        z = gt.sin(t) * 2.0
+    return t, z
+
+
+def test_a_value_computed_before_the_assignment_keeps_its_value_after_its_tape_is_gone():
+    x = gt.constant([1.0, 2.0])
+    t, z = _kept_after_the_tape(x)
+    gc.collect()
+    t[0] = 5.0
+    np.testing.assert_array_equal(t.numpy(), [5.0, 2.0])
+    np.testing.assert_allclose(z.numpy(), np.sin([1.0, 2.0]) * 2.0)
+
+
+def test_a_constant_operand_assigned_after_a_released_recording_keeps_the_result():
+    x, c = gt.constant([1.0, 2.0]), gt.constant([1.0, 2.0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        z = c * x
+    np.testing.assert_array_equal(tape.gradient(z, x).numpy(), [1.0, 2.0])  # releases the recording
+    c[1] = 7.0
+    np.testing.assert_array_equal(z.numpy(), [1.0, 4.0])
