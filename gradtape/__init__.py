@@ -22,6 +22,7 @@ import sys as _sys  # noqa: E402
 
 from . import _lazy  # noqa: E402
 
+from . import array_api  # noqa: F401,E402  (x.__array_namespace__(): the array API standard)
 from . import ir  # noqa: F401,E402
 from . import linalg  # noqa: F401,E402  (numpy.linalg on Tensors: gradtape.linalg.solve, ...)
 from . import testing  # noqa: F401,E402

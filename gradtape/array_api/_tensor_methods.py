@@ -1,0 +1,31 @@
+"""What the standard asks of the array object beyond NumPy's surface: `__array_namespace__`,
+`device`, `to_device` and `mT`, installed on gradtape's Tensor."""
+from __future__ import annotations
+
+import sys
+
+from .. import functions as gt
+from ..tracer.tensor import Tensor
+from . import _device
+
+SUPPORTED_VERSIONS = ("2023.12", "2024.12")
+
+
+def __array_namespace__(self, /, *, api_version=None):
+    """gradtape.array_api, the array API namespace of tensors (api_version: None, 2023.12 or 2024.12)."""
+    if api_version is not None and api_version not in SUPPORTED_VERSIONS:
+        raise ValueError(f"api_version={api_version!r}: gradtape.array_api follows the array API standard "
+                         f"{' and '.join(SUPPORTED_VERSIONS)}")
+    return sys.modules[__package__]
+
+
+def to_device(self, device, /, *, stream=None):
+    """The tensor itself: gradtape tensors live on the CPU only (another device raises ValueError)."""
+    _device.check(device)
+    return self
+
+
+Tensor.__array_namespace__ = __array_namespace__
+Tensor.to_device = to_device
+Tensor.device = property(lambda self: _device.CPU, doc="The device of the tensor: always the CPU.")
+Tensor.mT = property(gt.matrix_transpose, doc="The tensor with its last two axes swapped (the standard's mT).")
