@@ -11,7 +11,7 @@ it is defined.
 import types as _types
 
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
-from . import indexed_update, inplace_numpy  # noqa: F401  (Tensor.at, t[i] = v, np.add.at and np.put on tensors)
+from . import indexed_update  # noqa: F401  (installs Tensor.at: x.at[i].set(v), ...)
 from . import arrays, control_flow, creation, elementwise, implicit, linalg, nn, reductions, shape
 from . import elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more  # the rest of NumPy
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions

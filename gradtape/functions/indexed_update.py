@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer.rebind import rebind
 from ..tracer.tensor import Tensor
 from ..tracer.variable import Variable
 from ._promote import as_tensor, convert
@@ -114,12 +113,3 @@ def _at(self) -> _At:
 
 
 Tensor.at = property(_at)
-
-
-def _setitem(self, index, value):
-    """`t[index] = value`: t now denotes t.at[index].set(value) (see tracer/rebind.py: other
-    references to t see the update; tensors computed from t before keep their values)."""
-    rebind(self, indexed_update(self, index, value, "set"))
-
-
-Tensor.__setitem__ = _setitem

@@ -31,7 +31,6 @@ it); this module stays the reference, and what is off the common path.
 from __future__ import annotations
 
 import itertools
-import weakref
 
 import numpy as np
 
@@ -45,11 +44,6 @@ from .function_key import function_key
 from .held_arrays import Held, check, hold
 from .tensor import Tensor
 from .variable import Variable
-
-live = weakref.WeakSet()  # every Recording not yet freed
-# id -> unread PendingTensor of a Recording already freed (keyed by id: a WeakSet would compare
-# tensors with ==, which is elementwise)
-orphans = weakref.WeakValueDictionary()
 
 WATCHED, CONSTANT, VARIABLE = "watched", "constant", "variable"
 
@@ -148,11 +142,10 @@ class Recording:
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
         "versions", "snapshots", "literals", "uncacheable", "deferred", "watched_integers", "held",
-        "_vars", "_eqns", "__weakref__",
+        "_vars", "_eqns",
     )
 
     def __init__(self):
-        live.add(self)  # t[i] = v retargets the tensors every live recording holds (rebind.py)
         self.structure = []  # per position (see the module docstring)
         # per position: (TensorType, type id) for a leaf; (TensorType, type id,
         # signature id, op, params) for an op's result (the signature memo's entry)
@@ -185,16 +178,6 @@ class Recording:
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
         self._vars = self._eqns = None  # made on first use
-
-    def __del__(self):
-        # Its pending values may outlive it (a loss a user keeps after the tape is gone): t[i] = v
-        # must still find those that read t (rebind.py), so they join `orphans`.
-        try:
-            for v in self.values:
-                if type(v) is PendingTensor and v._forced is None:
-                    orphans[id(v)] = v
-        except Exception:  # noqa: BLE001  (interpreter shutdown: module globals may be gone)
-            pass
 
     # --- the IR, made when a backward is built ------------------------------------
     @property
