@@ -1,0 +1,64 @@
+"""The array API standard's own test suite (data-apis/array-api-tests) on gradtape.array_api,
+and on another namespace for comparison, as pass rates per test file.
+
+    git clone --recursive https://github.com/data-apis/array-api-tests /tmp/array-api-tests
+    python -m pip install -r /tmp/array-api-tests/requirements.txt
+    python tools/array_api_conformance.py /tmp/array-api-tests                       # gradtape
+    python tools/array_api_conformance.py /tmp/array-api-tests --module numpy        # the baseline
+
+A test counts as passed when pytest reports it passed; failed, errored and
+skipped tests count against the namespace (a skip there means a name the
+namespace lacks or a dtype it does not have). Hypothesis draws
+--max-examples examples per test (the suite's default is 20; fewer run
+faster and find fewer failures, so compare namespaces at the same value).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+
+def run(suite: str, module: str, max_examples: int, extra: list) -> dict:
+    """{test file: Counter of outcomes} of one run of the suite on `module`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.xml")
+        env = dict(os.environ, ARRAY_API_TESTS_MODULE=module)
+        cmd = [sys.executable, "-m", "pytest", "array_api_tests", "-q", "-p", "no:cacheprovider",
+               f"--max-examples={max_examples}", "--disable-warnings", f"--junitxml={report}", *extra]
+        subprocess.run(cmd, cwd=suite, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        outcomes = collections.defaultdict(collections.Counter)
+        for case in ET.parse(report).getroot().iter("testcase"):
+            where = case.get("classname", "").rsplit(".", 1)[-1] or case.get("file", "?")
+            kinds = {child.tag for child in case}
+            outcome = ("failed" if kinds & {"failure", "error"} else "skipped" if "skipped" in kinds else "passed")
+            outcomes[where][outcome] += 1
+        return outcomes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", help="a checkout of data-apis/array-api-tests (with its array-api submodule)")
+    parser.add_argument("--module", default="gradtape.array_api", help="the namespace (default gradtape.array_api)")
+    parser.add_argument("--max-examples", type=int, default=10)
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --), e.g. -k 'not linalg'")
+    args = parser.parse_args()
+    outcomes = run(args.suite, args.module, args.max_examples, args.pytest_args)
+    total = collections.Counter()
+    print(f"{args.module}, --max-examples={args.max_examples}")
+    for where in sorted(outcomes):
+        c = outcomes[where]
+        total += c
+        n = sum(c.values())
+        print(f"  {where:42s} {c['passed']:5d} / {n:5d} passed ({100 * c['passed'] / n:5.1f}%)"
+              f"  failed {c['failed']}, skipped {c['skipped']}")
+    n = sum(total.values())
+    print(f"  {'all':42s} {total['passed']:5d} / {n:5d} passed ({100 * total['passed'] / max(n, 1):5.1f}%)")
+
+
+if __name__ == "__main__":
+    main()
