@@ -5,6 +5,7 @@ and on another namespace for comparison, as pass rates per test file.
     python -m pip install -r /tmp/array-api-tests/requirements.txt
     python tools/array_api_conformance.py /tmp/array-api-tests                       # gradtape
     python tools/array_api_conformance.py /tmp/array-api-tests --module numpy        # the baseline
+    python tools/array_api_conformance.py /tmp/array-api-tests --tests array_api_tests/test_linalg.py
 
 A test counts as passed when pytest reports it passed; failed, errored and
 skipped tests count against the namespace (a skip there means a name the
@@ -23,12 +24,12 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 
-def run(suite: str, module: str, max_examples: int, extra: list) -> dict:
+def run(suite: str, module: str, max_examples: int, tests: list, extra: list) -> dict:
     """{test file: Counter of outcomes} of one run of the suite on `module`."""
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "report.xml")
         env = dict(os.environ, ARRAY_API_TESTS_MODULE=module)
-        cmd = [sys.executable, "-m", "pytest", "array_api_tests", "-q", "-p", "no:cacheprovider",
+        cmd = [sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider",
                f"--max-examples={max_examples}", "--disable-warnings", f"--junitxml={report}", *extra]
         subprocess.run(cmd, cwd=suite, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         outcomes = collections.defaultdict(collections.Counter)
@@ -45,9 +46,10 @@ def main():
     parser.add_argument("suite", help="a checkout of data-apis/array-api-tests (with its array-api submodule)")
     parser.add_argument("--module", default="gradtape.array_api", help="the namespace (default gradtape.array_api)")
     parser.add_argument("--max-examples", type=int, default=10)
-    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --), e.g. -k 'not linalg'")
-    args = parser.parse_args()
-    outcomes = run(args.suite, args.module, args.max_examples, args.pytest_args)
+    parser.add_argument("--tests", nargs="+", default=["array_api_tests"],
+                        help="test files of the suite to run (default: all of array_api_tests)")
+    args, pytest_args = parser.parse_known_args()  # the rest goes to pytest, e.g. -k "not linalg"
+    outcomes = run(args.suite, args.module, args.max_examples, args.tests, pytest_args)
     total = collections.Counter()
     print(f"{args.module}, --max-examples={args.max_examples}")
     for where in sorted(outcomes):

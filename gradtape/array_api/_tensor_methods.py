@@ -1,5 +1,5 @@
 """What the standard asks of the array object beyond NumPy's surface: `__array_namespace__`,
-`device`, `to_device` and `mT`, installed on gradtape's Tensor."""
+`device`, `to_device`, `mT` and DLPack export, installed on gradtape's Tensor."""
 from __future__ import annotations
 
 import sys
@@ -25,7 +25,22 @@ def to_device(self, device, /, *, stream=None):
     return self
 
 
+def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """The tensor's value exported through DLPack (a constant, as t.numpy() is: no derivative)."""
+    kwargs = {"stream": stream}
+    if max_version is not None:
+        kwargs.update(max_version=max_version, dl_device=dl_device, copy=copy)
+    return self.numpy().__dlpack__(**kwargs)
+
+
+def __dlpack_device__(self, /):
+    """(kDLCPU, 0): gradtape tensors live in this process's memory."""
+    return (1, 0)
+
+
 Tensor.__array_namespace__ = __array_namespace__
+Tensor.__dlpack__ = __dlpack__
+Tensor.__dlpack_device__ = __dlpack_device__
 Tensor.to_device = to_device
 Tensor.device = property(lambda self: _device.CPU, doc="The device of the tensor: always the CPU.")
 Tensor.mT = property(gt.matrix_transpose, doc="The tensor with its last two axes swapped (the standard's mT).")

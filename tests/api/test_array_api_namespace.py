@@ -107,3 +107,9 @@ def test_creation_functions_and_the_names_numpy_spells_otherwise():
     np.testing.assert_array_equal(xp.nextafter(a, 10.0).numpy(), np.nextafter(X[:2], 10.0))
     np.testing.assert_array_equal(xp.diff(gt.constant(X), prepend=gt.constant([0.0])).numpy(),
                                   np.diff(X, prepend=[0.0]))
+
+
+def test_dlpack_exports_the_value():
+    t = gt.constant(X)
+    np.testing.assert_array_equal(np.from_dlpack(t), X)
+    assert t.__dlpack_device__() == (1, 0)
