@@ -39,7 +39,11 @@ them) loses its mapping: LLVM unrolls such a loop and its SLP vectorizer
 then crashes on calls that name vector functions (an assertion in its
 scheduler, `UnscheduledDeps >= 0`: fuzz seed 965, a 2 x 2 loop nest of
 float32 arctan). The call still calls the same helper, which computes the
-same bits (math_libmvec.py).
+same bits (math_libmvec.py). A loop that keeps such calls is not unrolled
+(`llvm.loop.unroll.disable`) for the same reason: LLVM unrolled the scalar
+remainder of a 6-iteration loop vectorized 4 at a time into two calls, and
+SLP aborted on them (fuzz seed 6748); with unrolling off, the vectorizer
+folds the remainder into a masked vector call instead.
 
 Only loops of one basic block that branch back to themselves are hinted
 (the innermost loops codegen emits for elementwise work); a loop whose
@@ -126,14 +130,15 @@ def hint_math_loops(module: ir.Module) -> int:
         for block in fn.blocks:
             branch = block.terminator
             if isinstance(branch, ir.ConditionalBranch) and block in branch.operands[1:]:
+                _drop_unusable_variants(block, _trip_count(block, branch))
                 hints = _hints_for(module, block, branch)
+                if any(_calls_libmvec(c) for c in _math_calls(block)):
+                    hints.append(module.add_metadata(["llvm.loop.unroll.disable"]))
                 if hints:
                     branch.set_metadata("llvm.loop", _LoopId(module, hints))
                     hinted += 1
-                trips = _trip_count(block, branch)
             else:
-                trips = 0  # not a loop the vectorizer widens
-            _drop_unusable_variants(block, trips)
+                _drop_unusable_variants(block, 0)  # not a loop the vectorizer widens
     return hinted
 
 
