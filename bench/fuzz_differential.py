@@ -112,12 +112,15 @@ def _replay(seed: int, version: int) -> int:
     findings = differential.check(program, checked)
     for f in findings:
         print(f"[{f.category}]\n{f.detail}\n")
-    fd = sorted(checked - {"ill_conditioned", "masked_zero", "fd_ill_conditioned"})
+    fd = sorted(checked - {"ill_conditioned", "masked_zero", "fd_ill_conditioned", "ill_conditioned_decision"})
     print(f"{len(findings)} finding(s); finite differences of the NumPy reference checked: "
           f"{', '.join(fd) or 'nothing (not smooth or not finite at the point)'}")
     if "ill_conditioned" in checked:
         print("a path differed from the interpreter within the interpreter's own rounding uncertainty "
               "(ill-conditioned at the point: differential.rounding_spread), not reported")
+    if "ill_conditioned_decision" in checked:
+        print("a path's value was one of the interpreter's results with its intermediates moved by an ulp, at a point "
+              "where such moves change a decision (differential.rounding_outcomes), not reported")
     if "fd_ill_conditioned" in checked:
         print("not checked: ill-conditioned: a float32 derivative differed from the finite differences, and moving "
               "its float32 intermediates by an ulp moves it by more than the tolerance "
@@ -186,6 +189,8 @@ def _report(found: dict, done: int, seconds: float, version: int, checked: colle
           f"{checked['first_order']} programs, second order (HVP) in {checked['second_order']}")
     print(f"programs where a path differed from the interpreter within the interpreter's rounding "
           f"uncertainty (ill-conditioned, not reported): {checked['ill_conditioned']}")
+    print(f"programs where a path's value was a result of the interpreter with its intermediates moved by an ulp, "
+          f"where such moves change a decision (not reported): {checked['ill_conditioned_decision']}")
     print(f"programs with a float32 derivative not compared with finite differences (ill-conditioned: float32 "
           f"rounding moves it by more than the tolerance): {checked['fd_ill_conditioned']}")
     print(f"programs where a gradient was 0 on one path and NaN on another at a non-finite point (a where's "

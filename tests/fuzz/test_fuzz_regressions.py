@@ -298,3 +298,26 @@ def test_a_float32_derivative_off_by_more_than_ten_times_its_rounding_spread_is_
         run.against("grad", (1.0 + off, 1.0), (1.0, 0.0), 1e-3, [x])
         assert bool(run.findings) == found, (spread, off)
         assert ("fd_ill_conditioned" in run.checked) == (not found)
+
+
+def test_seed_7962_a_floor_decided_by_the_last_bit_of_pow_is_an_ill_conditioned_decision():
+    # floor(sin(x ** x * 0.5)) at x = 15.161: x ** x = 8.0e17, whose ulp is 128, so sin's
+    # argument of 4.0e17 moves by 64 with the last bit of pow, and sin and its floor with it.
+    # Native pow (glibc's vector pow, within 1 ulp) and NumPy's differ in that bit.
+    x = 15.161140657021582
+    v = np.float64(x) ** np.float64(x)
+    assert np.spacing(v) == 128 and np.floor(np.sin(v * 0.5)) != np.floor(np.sin((v + np.spacing(v)) * 0.5))
+    _agrees_on_every_path(7962)
+
+
+def test_a_result_no_ulp_move_reproduces_is_still_a_mismatch_at_a_rounding_decided_point():
+    b = ir.Builder()
+    x = b.input(ir.TensorType((), np.float64))
+    fn = b.build([x], [ir.ops.floor(ir.ops.sin(ir.ops.mul(ir.ops.pow(x, x), np.float64(0.5))))])
+    args = [np.asarray(15.161140657021582)]
+    outcomes = {float(o[0]) for o in differential.rounding_outcomes(fn, args)}
+    assert len(outcomes) > 1  # the ulp moves change the floor's decision: a rounding-decided point
+    checker = differential._Run.__new__(differential._Run)
+    checker.rtol, checker.spreads, checker.checked, checker.findings = 1e-9, {}, set(), []
+    checker.compare("planted", np.asarray(max(outcomes) + 7.0), ir.eval_function(fn, args)[0], reference=(fn, args, 0))
+    assert checker.findings and "ill_conditioned_decision" not in checker.checked
