@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import bitwise as bw
+from ..ir.ops import elementwise as ew
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ._promote import as_tensor, promote_pair
@@ -25,7 +26,7 @@ def _refuse(name, *dtypes, kinds="iub"):
                         f"{' or bools' if 'b' in kinds else ''}, as in NumPy")
 
 
-def _binary(op, np_fn, kinds):
+def _binary(op, np_fn, kinds, logical_op=None):
     name = np_fn.__name__
 
     @implements(np_fn)
@@ -33,15 +34,16 @@ def _binary(op, np_fn, kinds):
         x1, x2 = promote_pair(x1, x2)
         x1, x2 = as_tensor(x1), as_tensor(x2)
         _refuse(name, x1.dtype, x2.dtype, kinds=kinds)
-        return bind(op, x1, x2)
+        # On bools it is the logical op, which masks (x > 0) & (y > 0) have always traced to.
+        return bind(logical_op if logical_op is not None and x1.dtype.kind == "b" else op, x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-bitwise_and = _binary(bw.bitwise_and_p, np.bitwise_and, "iub")
-bitwise_or = _binary(bw.bitwise_or_p, np.bitwise_or, "iub")
-bitwise_xor = _binary(bw.bitwise_xor_p, np.bitwise_xor, "iub")
+bitwise_and = _binary(bw.bitwise_and_p, np.bitwise_and, "iub", ew.logical_and_p)
+bitwise_or = _binary(bw.bitwise_or_p, np.bitwise_or, "iub", ew.logical_or_p)
+bitwise_xor = _binary(bw.bitwise_xor_p, np.bitwise_xor, "iub", ew.logical_xor_p)
 left_shift = _binary(bw.left_shift_p, np.left_shift, "iu")
 right_shift = _binary(bw.right_shift_p, np.right_shift, "iu")
 bitwise_left_shift, bitwise_right_shift = left_shift, right_shift  # NumPy 2's (and the array API's) names
@@ -70,7 +72,7 @@ def bitwise_invert(x):
     """
     x = as_tensor(x)
     _refuse("invert", x.dtype)
-    return bind(bw.bitwise_invert_p, x)
+    return bind(ew.logical_not_p if x.dtype.kind == "b" else bw.bitwise_invert_p, x)
 
 
 bitwise_not = invert = bitwise_invert  # NumPy's other names for it
