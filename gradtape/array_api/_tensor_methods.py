@@ -27,10 +27,16 @@ def to_device(self, device, /, *, stream=None):
 
 def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
     """The tensor's value exported through DLPack (a constant, as t.numpy() is: no derivative)."""
+    value = self.numpy()
     kwargs = {"stream": stream}
     if max_version is not None:
         kwargs.update(max_version=max_version, dl_device=dl_device, copy=copy)
-    return self.numpy().__dlpack__(**kwargs)
+    elif not value.flags.writeable:
+        # The legacy (unversioned) protocol cannot flag a buffer read-only, so
+        # NumPy refuses to export one (NumPy 2.0's from_dlpack asks for it).
+        # Tensor values are read-only; the consumer gets a private copy.
+        value = value.copy()
+    return value.__dlpack__(**kwargs)
 
 
 def __dlpack_device__(self, /):

@@ -111,5 +111,14 @@ def test_creation_functions_and_the_names_numpy_spells_otherwise():
 
 def test_dlpack_exports_the_value():
     t = gt.constant(X)
-    np.testing.assert_array_equal(np.from_dlpack(t), X)
+    exported = np.from_dlpack(t)
+    np.testing.assert_array_equal(exported, X)
     assert t.__dlpack_device__() == (1, 0)
+    # Either the export is flagged read-only or it is a private copy: writing
+    # through it never changes the tensor.
+    if exported.flags.writeable:
+        exported[...] = -1.0
+    else:
+        with pytest.raises(ValueError):
+            exported[...] = -1.0
+    np.testing.assert_array_equal(t.numpy(), X)
