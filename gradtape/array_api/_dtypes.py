@@ -57,7 +57,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     dtype = np.dtype(dtype)
     if x.dtype == dtype and not copy:
         return x
-    return functions.cast(x, dtype) if x.dtype != dtype else functions.copy(x)
+    return functions.cast(x, dtype) if x.dtype != dtype else functions.copy(x)  # a new object: t[i] = v rebinds
 
 
 def can_cast(from_, to, /):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import functions as gt
+from ..functions.fresh import fresh
 from ..tracer.tensor import Tensor
 from . import _device
 
@@ -20,9 +21,10 @@ def __array_namespace__(self, /, *, api_version=None):
 
 
 def to_device(self, device, /, *, stream=None):
-    """The tensor itself: gradtape tensors live on the CPU only (another device raises ValueError)."""
+    """The tensor's value, as a new object (t[i] = v on one never changes the other): gradtape
+    tensors live on the CPU only (another device raises ValueError)."""
     _device.check(device)
-    return self
+    return fresh(self)
 
 
 def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):

@@ -11,7 +11,7 @@ it is defined.
 import types as _types
 
 from . import operators  # noqa: F401  (installs Tensor's arithmetic operators)
-from . import indexed_update  # noqa: F401  (installs Tensor.at: x.at[i].set(v), ...)
+from . import indexed_update, inplace_numpy  # noqa: F401  (Tensor.at, t[i] = v, np.add.at and np.put on tensors)
 from . import arrays, control_flow, creation, elementwise, implicit, linalg, nn, reductions, shape
 from . import elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more  # the rest of NumPy
 from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's shape functions
@@ -63,3 +63,15 @@ __all__ = [name for module in (elementwise, shape, creation, arrays, reductions,
                                scans, statistics, quantiles, bessel, predicates, elementwise_more, elementwise_division,
                                elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more, bitwise)
            for name in _public_functions(module)]
+
+
+# Last, once every module has registered its functions and methods: results that leave gradtape
+# are never one of their arguments (fresh.py: `t[i] = v` changes the object t).
+from . import fresh as _fresh  # noqa: E402
+from ..tracer import numpy_dispatch as _numpy_dispatch  # noqa: E402
+from ..tracer.tensor import Tensor as _Tensor  # noqa: E402
+
+_fresh.install_on_namespace(globals(), __all__)
+_fresh.install_on_dispatch(_numpy_dispatch._functions)
+_fresh.install_on_dispatch(_numpy_dispatch._reductions)
+_fresh.install_on_tensor_methods(_Tensor, ("gradtape.functions",))

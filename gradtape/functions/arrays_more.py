@@ -18,6 +18,7 @@ from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions, scans
 from ._promote import as_tensor, normalize_axis, promote
+from .fresh import fresh
 from .rearrange import _count
 from .shape import (broadcast_to, concatenate, expand_dims, moveaxis, ravel, reshape, swapaxes, take)
 
@@ -122,14 +123,18 @@ def compress(condition, a, axis=None, out=None):
 
 @implements(np.copy)
 def copy(a, order="K", subok=False):
-    """a itself: tensors are immutable, so a copy is the same values, as numpy.copy.
+    """A new tensor with a's values, as numpy.copy: `t[i] = v` on one never changes the other.
+    No data is copied (a tensor's array is never written); it is also the method `t.copy()`.
 
     Example::
 
         >>> gradtape.copy(gradtape.constant([1.0]))
         Tensor([1.], dtype=float64)
     """
-    return as_tensor(a)
+    return fresh(as_tensor(a))
+
+
+Tensor.copy = lambda self, order="K": copy(self, order)
 
 
 @implements(np.delete)

@@ -12,6 +12,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from ..tracer.weak import WeakScalar
 from ._promote import as_tensor, convert, dtype_of, float_operand, promote_pair
+from .fresh import always_new
 
 _BOOL = np.dtype(np.bool_)  # made once: convert takes a dtype as it is
 _INT8 = np.dtype(np.int8)
@@ -24,7 +25,7 @@ def _unary_float(op, *numpy_functions):
 
     fn.__name__ = op.name
     fn.__doc__ = f"Elementwise {op.name}, as numpy.{numpy_functions[0].__name__}; ints become float64."
-    return fn
+    return always_new(fn)  # every path binds an op
 
 
 exp = _unary_float(ew.exp_p, np.exp)
@@ -174,7 +175,7 @@ def _binary(op, *numpy_functions, float_result=False):
 
     fn.__name__ = numpy_functions[0].__name__
     fn.__doc__ = f"Elementwise {fn.__name__} with NumPy broadcasting and dtype promotion."
-    return fn
+    return always_new(fn)  # every path binds an op
 
 
 def _weak_binary(op, x, y, float_result):
@@ -265,7 +266,7 @@ def _logical(op, np_fn):
 
     fn.__name__ = np_fn.__name__
     fn.__doc__ = f"Elementwise {fn.__name__}; operands are converted to bool."
-    return fn
+    return always_new(fn)  # every path binds an op
 
 
 logical_and = _logical(ew.logical_and_p, np.logical_and)

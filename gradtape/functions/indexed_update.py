@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tracer.rebind import rebind
 from ..tracer.tensor import Tensor
 from ..tracer.variable import Variable
 from ._promote import as_tensor, convert
+from .fresh import fresh
 from .shape import broadcast_to, getitem, reshape
 from .update_positions import flat_positions
 from .update_rules import concrete_update, traced_update
@@ -41,7 +43,7 @@ def indexed_update(x, index, v, mode: str) -> Tensor:
             f"indexed shape {tuple(p.shape)}"
         ) from e
     if p.size == 0:
-        return x
+        return fresh(x)  # a new object all the same: t[i] = v may change x later
     flat_x, flat_v = reshape(x, (x.size,)), reshape(v, (p.size,))
     flat_p = reshape(p, (p.size,)) if isinstance(p, Tensor) else p.reshape(-1)
     update = traced_update if isinstance(p, Tensor) else concrete_update
@@ -113,3 +115,12 @@ def _at(self) -> _At:
 
 
 Tensor.at = property(_at)
+
+
+def _setitem(self, index, value):
+    """`t[index] = value`: t now denotes t.at[index].set(value) (see tracer/rebind.py: other
+    references to t see the update; tensors computed from t before keep their values)."""
+    rebind(self, indexed_update(self, index, value, "set"))
+
+
+Tensor.__setitem__ = _setitem

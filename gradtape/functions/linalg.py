@@ -28,6 +28,7 @@ from . import reductions
 from .einsum_forms import contraction_order, sublist_subscripts
 from ._promote import convert, float_operand, normalize_axis, promote, shape_of
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
+from .fresh import always_new
 
 __all__ = [
     "matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum",
@@ -121,6 +122,7 @@ def _broadcast_batch(name, sa, sb, ba, bb):
 # --- matmul, dot, vdot, inner, outer, tensordot -------------------------------------
 
 @implements(np.matmul)
+@always_new  # ends in a bind
 def matmul(a, b):
     """Matrix product with NumPy's semantics, as `a @ b` / numpy.matmul.
 

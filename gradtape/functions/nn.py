@@ -20,6 +20,7 @@ from . import elementwise as ew
 from . import reductions
 from ._promote import as_tensor, float_operand, normalize_axis, promote, shape_of
 from .shape import broadcast_to
+from .fresh import always_new
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "relu", "softplus", "gelu", "clip"]
 
@@ -168,6 +169,7 @@ def relu(x):
     return ew.where(ew.greater(x, 0), x, not_positive)
 
 
+@always_new  # one bind
 def softplus(x):
     """log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-abs(x))) so it never overflows.
 

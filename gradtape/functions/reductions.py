@@ -21,6 +21,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from ._promote import as_tensor, convert, normalize_axis
+from .fresh import always_new
 
 __all__ = [
     "sum",
@@ -160,6 +161,7 @@ def prod(x, axis=None, dtype=None, out=None, keepdims=False):
 # --- mean, var, std -------------------------------------------------------------------
 
 @implements(np.mean)
+@always_new  # ends in a division
 def mean(x, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over the given axes, as numpy.mean (integers give float64).
 

@@ -31,6 +31,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from ._promote import as_tensor, convert, normalize_axis, promote
+from .fresh import returning_new_objects
 
 __all__ = [
     "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "concatenate",
@@ -791,7 +792,8 @@ def _iter(self):
         yield self[i]
 
 
-Tensor.__getitem__ = tensor_getitem(getitem)  # ints and slices in C when it is built
+# ints and slices in C when it is built; a result is never x itself (fresh.py)
+Tensor.__getitem__ = tensor_getitem(returning_new_objects(getitem))
 Tensor.__iter__ = _iter
 Tensor.reshape = lambda self, *shape, order="C": reshape(self, _method_shape(shape), order)
 Tensor.transpose = lambda self, *axes: transpose(self, _method_shape(axes) if axes else None)

@@ -1672,9 +1672,12 @@ static PyObject *py_getitem_fallback;
 static PyObject *getitem_or_general(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
     PyObject *y = getitem(module, argv, argc);
-    if (y != Py_NotImplemented)
+    if (y != Py_NotImplemented && (argc < 1 || y != argv[0]))
         return y;
-    Py_DECREF(y);
+    /* t[:], t[...]: getitem answered t itself, but a result must be a new object
+     * (functions/fresh.py: t[i] = v changes t; a Variable changes by assign), as the
+     * general getitem's is. */
+    Py_XDECREF(y);
     if (py_getitem_fallback == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "_crecord.setup_getitem has not been given the general getitem");
         return NULL;

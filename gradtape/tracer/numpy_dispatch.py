@@ -29,6 +29,8 @@ from .tensor import Tensor
 
 _functions: dict = {}  # numpy function or ufunc -> gradtape implementation
 _reductions: dict = {}  # ufunc -> implementation of ufunc.reduce
+# ufunc method name ("at") -> handler(ufunc, *inputs, **kwargs), installed by the functions layer
+ufunc_methods: dict = {}
 
 
 def implements(*numpy_functions, reduce_of=None):
@@ -90,6 +92,9 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         if fn is None:
             raise _unsupported(ufunc, "reduce")
         return fn(*inputs, **kwargs)
+    handler = ufunc_methods.get(method)
+    if handler is not None:
+        return handler(ufunc, *inputs, **kwargs)
     raise _unsupported(ufunc, method)
 
 

@@ -22,15 +22,7 @@ NAMESPACES: list = []
 SCIPY_SPECIAL: list = []
 
 # NumPy functions with no gradtape counterpart of the same name, and what to use instead.
-_AT = ("tensors are immutable, so NumPy's in-place update cannot change one; write the new value "
-       "as t = t.at[index].{}(values), which differentiates with respect to t and values")
 ALTERNATIVES = {
-    "numpy.add.at": _AT.format("add"),
-    "numpy.subtract.at": "t = t.at[index].add(-values)",
-    "numpy.multiply.at": _AT.format("multiply"),
-    "numpy.minimum.at": _AT.format("min"),
-    "numpy.maximum.at": _AT.format("max"),
-    "numpy.put": _AT.format("set") + " (on the flattened tensor: t.ravel().at[index].set(values))",
     "numpy.linalg.eig": "gradtape has no general eigendecomposition (its derivative needs complex numbers); "
                         "for a symmetric matrix use numpy.linalg.eigh",
     "numpy.linalg.eigvals": "for a symmetric matrix use numpy.linalg.eigvalsh",

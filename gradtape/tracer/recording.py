@@ -44,6 +44,10 @@ from .function_key import function_key
 from .held_arrays import Held, check, hold
 from .tensor import Tensor
 from .variable import Variable
+from .weak_registry import WeakRegistry
+
+live = WeakRegistry()  # every Recording not yet freed
+orphans = WeakRegistry()  # the unread PendingTensors of Recordings already freed
 
 WATCHED, CONSTANT, VARIABLE = "watched", "constant", "variable"
 
@@ -142,10 +146,11 @@ class Recording:
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
         "versions", "snapshots", "literals", "uncacheable", "deferred", "watched_integers", "held",
-        "_vars", "_eqns",
+        "_vars", "_eqns", "__weakref__",
     )
 
     def __init__(self):
+        live.add(self)  # t[i] = v retargets the tensors every live recording holds (rebind.py)
         self.structure = []  # per position (see the module docstring)
         # per position: (TensorType, type id) for a leaf; (TensorType, type id,
         # signature id, op, params) for an op's result (the signature memo's entry)
@@ -178,6 +183,16 @@ class Recording:
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
         self._vars = self._eqns = None  # made on first use
+
+    def __del__(self):
+        # Its pending values may outlive it (a loss a user keeps after the tape is gone): t[i] = v
+        # must still find those that read t (rebind.py), so they join `orphans`.
+        try:
+            for v in self.values:
+                if type(v) is PendingTensor and v._forced is None:
+                    orphans.add(v)
+        except Exception:  # noqa: BLE001  (interpreter shutdown: module globals may be gone)
+            pass
 
     # --- the IR, made when a backward is built ------------------------------------
     @property

@@ -2,7 +2,8 @@
 
 An eager Tensor holds a NumPy array. An abstract Tensor (inside tracing)
 holds a symbolic IR value instead and has a shape and dtype but no data.
-Operators and indexing are installed by gradtape.functions, which owns the
+Operators, indexing and item assignment (`t[i] = v`, functions/indexed_update.py
+with tracer/rebind.py) are installed by gradtape.functions, which owns the
 NumPy-like surface; the NumPy protocols by numpy_dispatch.py; the
 conversions to Python numbers (float(t), t.item(), ...), which refuse a
 tensor a tape differentiates, by conversions.py.
@@ -23,14 +24,19 @@ def concretization_error(sym, what, fix=None):
 
 
 class Tensor:
-    """An immutable n-dimensional array that records onto active GradientTapes.
+    """An n-dimensional array that records onto active GradientTapes.
+
+    Its array is never modified: `t[i] = v` gives the object t the new value
+    `t.at[i].set(v)` (tracer/rebind.py), and what was computed from t before,
+    slices included, keeps the old one.
 
     Example::
 
         >>> x = gradtape.constant([1.0, 2.0])
         >>> (x * 3).numpy()
         array([3., 6.])
-        >>> x.at[0].set(5.0).numpy()   # a new tensor: x itself never changes
+        >>> x[0] = 5.0
+        >>> x.numpy()
         array([5., 2.])
     """
 
@@ -104,18 +110,6 @@ class Tensor:
         if value.dtype.kind not in "iub":
             raise TypeError(f"only integer tensors can be used as an index, got {value.dtype}")
         return int(value)
-
-    def __setitem__(self, key, value):
-        # Refused, not emulated: many functions return their input itself where nothing changes
-        # (t[:], a reshape to t's shape, np.copy), so an object that changed in place would
-        # silently change those results too (docs/sharp_bits.md).
-        raise TypeError(
-            f"t[...] = {type(value).__name__}: a gradtape Tensor ({self.dtype}, shape {tuple(self.shape)}) "
-            "does not support item assignment; tensors are immutable, as in JAX and TensorFlow. "
-            "Write t = t.at[index].set(value) instead (also .add, .multiply, .min, .max), which "
-            "differentiates with respect to t and value, on a tape and staged. For state that changes "
-            "between steps, use a gradtape.Variable: v.assign(v.at[index].set(value))."
-        )
 
     def __hash__(self):
         return id(self)

@@ -107,9 +107,9 @@ class Variable(Tensor):
     def __setitem__(self, key, value):
         raise TypeError(
             f"v[...] = {type(value).__name__}: Variable '{self.name}' ({self.dtype}, shape {tuple(self.shape)}) "
-            "does not support item assignment. Assign the whole new value: v.assign(v.at[index].set(x)) "
-            "(also .add, .multiply, .min, .max). (TensorFlow's variables have assign and "
-            "scatter_nd_update; gradtape's have assign, assign_add and assign_sub.)"
+            "does not support item assignment: a variable changes only through assign, assign_add and "
+            "assign_sub. Assign the updated value: v.assign(v.at[i].set(x)) (or .add, .multiply, .min, "
+            ".max); or read it into a tensor first, y = v.value(), whose items can be assigned: y[i] = x."
         )
 
     def value(self) -> Tensor:
