@@ -53,6 +53,9 @@ def _near(values):
     return lambda rng: np.array(values) + rng.uniform(-0.05, 0.05, len(values))
 _V = normal(3)
 
+# np.astype came in NumPy 2.1 (NumPy 2.0 is supported): the array API's astype where it is missing
+_astype = getattr(np, "astype", None) or gt.array_api.astype
+
 SPECS = [
     # elementwise
     _spec("fabs", lambda x: np.fabs(x) * x, [_uniform(-2, -0.2, 2, 3)], ("abs",)),
@@ -84,6 +87,14 @@ SPECS = [
           + _np_or_gt("cumulative_prod")(x, axis=1),
           [_X], ("add",), numpy_fn=lambda x: np.cumsum(x, axis=1) + np.cumprod(x, axis=1)),
     _spec("full_like", lambda x, v: np.full_like(x, v[0]) * x, [_X, _V], ("broadcast_to",)),
+    _spec("apply_along_axis", lambda x: np.apply_along_axis(lambda v: v * v[0], 1, x)
+          + np.apply_along_axis(np.sum, 0, x)[0], [_X], ("mul",)),
+    _spec("piecewise", lambda x: np.piecewise(x, [x < -0.5, x > 0.5], [lambda t: t * t, lambda t: -t, np.sin]),
+          [_near([-1.2, -0.1, 0.3, 0.9, 1.6, -2.0])], ("where",), order=3),
+    _spec("choose", lambda x, y: np.choose(np.array([[0, 1, 2], [2, 1, 0]]), [x, y, x * y])
+          + np.choose(np.array([3, 4, -1]), [x, y[0]], mode="wrap"), [_X, normal(2, 3)], ("gather",)),
+    _spec("astype", lambda x: _astype(x, np.int64) * x + _astype(x, np.float64) ** 2, [_away_from_integers(2, 3)],
+          ("cast",), numpy_fn=lambda x: x.astype(np.int64) * x + x ** 2),
     # polynomials
     _spec("convolve", lambda a, v: np.convolve(a, v) + np.convolve(a, v[:2], "same")[0]
           + np.convolve(v, a, "valid")[0], [normal(4), _V], ("mul",)),
