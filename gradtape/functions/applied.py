@@ -1,6 +1,6 @@
 """NumPy functions that run the caller's Python functions over a tensor, or
-pick elements among tensors: apply_along_axis, piecewise, choose, and
-NumPy 2.1's astype.
+pick elements among tensors: apply_along_axis, piecewise, choose, insert,
+and NumPy 2.1's astype.
 
 Compositions of gradtape's shape, gather and elementwise functions (the
 caller's functions run on tensors, so they trace): they differentiate,
@@ -19,7 +19,7 @@ from .arrays_more import broadcast_arrays
 from .arrays_more import copy as _copy
 from .elementwise_division import remainder
 from .nn import clip
-from .shape import moveaxis, reshape, stack
+from .shape import concatenate, moveaxis, ravel, reshape, stack, take
 from .sorting import take_along_axis
 
 __all__: list = []
@@ -124,6 +124,34 @@ def choose(a, choices, out=None, mode="raise"):
         raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     *arrays, index = broadcast_arrays(*[as_tensor(c) for c in choices], index)
     return take_along_axis(stack(arrays), reshape(index, (1,) + tuple(index.shape)), axis=0)[0]
+
+
+@implements(np.insert)
+def insert(arr, obj, values, axis=None):
+    """arr with values inserted before the indices obj along axis (flattened if None), as numpy.insert.
+
+    NumPy's own insert, run on the element numbers of arr and values, says where each element
+    of the result comes from (every form of obj and values' broadcasting, exactly as NumPy
+    does them); the result gathers them. obj and the shapes must be concrete.
+
+    Example::
+
+        >>> np.insert(gradtape.constant([[1.0, 2.0], [3.0, 4.0]]), 1, gradtape.constant(9.0), axis=1)
+        Tensor([[1., 9., 2.],
+                [3., 9., 4.]], dtype=float64)
+    """
+    arr = as_tensor(arr)
+    values = as_tensor(values)
+    if isinstance(obj, Tensor):
+        if obj.is_abstract:
+            raise TypeError("insert: the indices obj must be concrete (they set the result's shape)")
+        obj = obj.numpy()
+    ours = np.arange(arr.size).reshape(arr.shape)
+    theirs = -1 - np.arange(values.size).reshape(values.shape)  # negative: an element of values
+    source = np.insert(ours, obj, theirs, axis=axis)
+    source = np.where(source >= 0, source, arr.size - 1 - source)
+    pool = concatenate([ravel(arr), ravel(ew.cast(values, arr.dtype) if values.dtype != arr.dtype else values)])
+    return reshape(take(pool, source.ravel()), source.shape)
 
 
 if hasattr(np, "astype"):  # NumPy 2.1

@@ -93,6 +93,10 @@ SPECS = [
           [_near([-1.2, -0.1, 0.3, 0.9, 1.6, -2.0])], ("where",), order=3),
     _spec("choose", lambda x, y: np.choose(np.array([[0, 1, 2], [2, 1, 0]]), [x, y, x * y])
           + np.choose(np.array([3, 4, -1]), [x, y[0]], mode="wrap"), [_X, normal(2, 3)], ("gather",)),
+    _spec("insert", lambda x, v: np.concatenate([np.ravel(np.insert(x, 1, v, axis=0)), np.insert(x, [0, 2, 2], v[0])])
+          * 2.0, [_X, _V], ("gather",)),
+    _spec("polyfit", lambda x, y: np.polyfit(x, y, 2) + np.polyfit(x, y, 1, w=y * y)[0],
+          [_near([0.0, 0.4, 0.8, 1.2, 1.6, 2.0]), normal(6)], ("pinv",)),
     _spec("astype", lambda x: _astype(x, np.int64) * x + _astype(x, np.float64) ** 2, [_away_from_integers(2, 3)],
           ("cast",), numpy_fn=lambda x: x.astype(np.int64) * x + x ** 2),
     # polynomials
