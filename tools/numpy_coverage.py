@@ -51,6 +51,7 @@ REASONS = {
     "numpy.histogramdd": "bin counts are integers; only JAX's weights= path has a derivative",
     "numpy.linalg.eig": "eigenvectors of a general real matrix are complex; gradtape has no complex tensors "
                         "(use numpy.linalg.eigh for symmetric matrices)",
+    "numpy.kaiser": "NumPy's kaiser does not dispatch to tensors, and takes float() of beta",
     "numpy.angle": "the argument of a complex number; gradtape has no complex tensors",
     "numpy.real_if_close": "complex input only",
 }

@@ -63,6 +63,9 @@ SPECS = [
           ("round", "floor", "ceil", "where")),
     _spec("modf", lambda x: np.modf(x)[0] * 2.0 + np.modf(x)[1] * x, [_away_from_integers(2, 3)], ("sub",)),
     _spec("ldexp", lambda x: np.ldexp(x, np.array([1, -2, 3])), [_X], ("pow", "mul")),
+    # frexp: x away from the powers of two, where the mantissa jumps
+    _spec("frexp", lambda x: np.frexp(x)[0] * x + np.frexp(x)[1], [_near([0.375, -0.7, 1.5, -3.0, 5.5, 12.0])],
+          ("log2", "floor", "pow")),
     _spec("angle_real_if_close", lambda x: np.angle(x) * x + np.real_if_close(x), [_X], ("arctan2",)),
     # arrays
     _spec("append", lambda x, v: np.append(x, v) * 2.0, [_X, _V], ("concatenate",)),
