@@ -42,8 +42,8 @@ HEADER = """\
 # their results are upstream and one example call. Made by tools/numpy_coverage_upstream.py
 # (its docstring says how to rerun it) from JAX {jax}'s namespaces, probing each function with
 # jax.grad on its example; the autograd rows are that script's AUTOGRAD list, read from
-# autograd's defvjp lists (autograd/numpy/numpy_vjps.py, linalg.py, scipy/special.py). Neither
-# library is needed to read it. tools/numpy_coverage.py reads it.
+# autograd 1.9.1's vjp registrations (autograd.core.primitive_vjps). Neither library is
+# needed to read it. tools/numpy_coverage.py reads it.
 # kind: differentiable (a float result with a derivative), integer (int or bool results),
 #       constant (a result that does not depend on the values: zeros_like, ...)
 # numbers: complex where the example takes or returns complex numbers upstream, else real
@@ -98,10 +98,14 @@ EXAMPLES = {
     "scipy.special.hyp1f1": "1.5, 2.5, x", "scipy.special.hyp2f1": "0.5, 1.5, 2.5, x",
 }
 
-# Functions autograd differentiates (its defvjp lists), read once by hand: autograd is not probed
+# Functions autograd 1.9.1 differentiates, written out so that autograd is not needed: its public
+# names with a vjp (autograd.core.primitive_vjps) and those it differentiates through wrappers of
+# such primitives (array, concatenate, stack, where, mean, std, var, linalg.norm)
 AUTOGRAD = {
     "numpy." + n for n in (
-        "abs absolute add amax amin angle arccos arccosh arcsin arcsinh arctan arctanh array array_split "
+        "abs absolute acos acosh add amax amin angle arccos arccosh arcsin arcsinh arctan arctan2 arctanh "
+        "array array_split asin asinh astype atan atan2 atanh broadcast_to gradient hypot pad permute_dims "
+        "pow "
         "atleast_1d atleast_2d atleast_3d clip concatenate conj conjugate cos cosh cross cumsum deg2rad "
         "degrees diag diagonal diff divide dot dsplit einsum exp exp2 expand_dims expm1 fabs fliplr flipud "
         "fmax fmin full hsplit imag inner kron linspace log log10 log1p log2 logaddexp logaddexp2 matmul "
