@@ -45,7 +45,7 @@ def test_every_upstream_function_exists_in_numpy_or_scipy():
 
     for name, *_ in TOOL.upstream_rows():
         module, _, short = name.rpartition(".")
-        namespace = {"numpy": np, "numpy.linalg": np.linalg, "scipy.special": special}[module]
+        namespace = {"numpy": np, "numpy.linalg": np.linalg, "numpy.fft": np.fft, "scipy.special": special}[module]
         assert hasattr(namespace, short) or (module == "numpy" and _numpy_before(_NEWER_THAN_2_0.get(short, "0.0.0"))), name
 
 

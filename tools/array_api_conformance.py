@@ -5,6 +5,7 @@ and on another namespace for comparison, as pass rates per test file.
     python -m pip install -r /tmp/array-api-tests/requirements.txt
     python tools/array_api_conformance.py /tmp/array-api-tests                       # gradtape
     python tools/array_api_conformance.py /tmp/array-api-tests --module numpy        # the baseline
+    JAX_ENABLE_X64=1 /tmp/jax/bin/python tools/array_api_conformance.py /tmp/array-api-tests --module jax.numpy
     python tools/array_api_conformance.py /tmp/array-api-tests --tests array_api_tests/test_linalg.py
 
 A test counts as passed when pytest reports it passed; failed, errored and
@@ -12,6 +13,10 @@ skipped tests count against the namespace (a skip there means a name the
 namespace lacks or a dtype it does not have). Hypothesis draws
 --max-examples examples per test (the suite's default is 20; fewer run
 faster and find fewer failures, so compare namespaces at the same value).
+The suite runs under the Python that runs this script (sys.executable), so
+another library's namespace is measured from an environment that has it (JAX's
+venv, above; JAX_ENABLE_X64=1 gives jax.numpy the float64 and int64 the suite
+draws).
 """
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ gradtape.scipy.special has it, and what one example call does on tensors
 under a GradientTape: a gradient (differentiable), integer or bool results
 (integer result), or an error. The ops column is the set of IR ops (the op
 table, ir/ops/) that the call traces to, or why it cannot be traced.
+Rows with complex numbers (in or out, upstream) and numpy.fft's are
+unsupported until gradtape has complex tensors: they are not probed.
 """
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ SPECIAL_SCOPE = {"erf", "erfc", "expit", "logit", "gammaln", "digamma", "xlogy",
 REASONS = {
     "numpy.unique": "its result's length depends on the values, so it has no fixed shape to compile",
     "numpy.unique_values": "its result's length depends on the values",
+    "numpy.unique_all": "its result's length depends on the values",
+    "numpy.unique_counts": "its result's length depends on the values",
+    "numpy.unique_inverse": "its result's length depends on the values",
     "numpy.intersect1d": "its result's length depends on the values",
     "numpy.union1d": "its result's length depends on the values",
     "numpy.setdiff1d": "its result's length depends on the values",
@@ -42,8 +47,11 @@ REASONS = {
     "numpy.extract": "its result's length depends on the values",
     "numpy.histogram": "bin counts are integers; only JAX's weights= path has a derivative",
     "numpy.histogram_bin_edges": "edges from data-dependent ranges",
+    "numpy.histogram2d": "bin counts are integers; only JAX's weights= path has a derivative",
+    "numpy.histogramdd": "bin counts are integers; only JAX's weights= path has a derivative",
     "numpy.linalg.eig": "eigenvectors of a general real matrix are complex; gradtape has no complex tensors "
                         "(use numpy.linalg.eigh for symmetric matrices)",
+    "numpy.kaiser": "NumPy's kaiser does not dispatch to tensors, and takes float() of beta",
     "numpy.angle": "the argument of a complex number; gradtape has no complex tensors",
     "numpy.real_if_close": "complex input only",
 }
@@ -52,23 +60,34 @@ REASONS = {
 # themselves): gradtape's function of the same name does their job.
 ALIASES = {"numpy.array": "array", "numpy.asarray": "asarray", "numpy.full": "full"}
 
+# Why rows with complex numbers, and numpy.fft's, are unsupported (the complex-numbers issue)
+COMPLEX_REASON = "complex numbers: gradtape has no complex tensors yet"
+FFT_REASON = "numpy.fft is not implemented: it comes with complex numbers"
+
+MODULES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special")
+
 STATUSES = ("differentiable", "integer result", "constant result", "unsupported")
 
 
 def upstream_rows() -> list:
-    """[(name, kind, upstream, example)] from the data file."""
+    """[(name, kind, upstream, numbers, example)] from the data file."""
     rows = []
     for line in UPSTREAM.read_text().splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        name, kind, upstream, example = line.split("\t")
-        rows.append((name, kind, upstream, example))
+        name, kind, upstream, numbers, example = line.split("\t")
+        rows.append((name, kind, upstream, numbers, example))
     return rows
+
+
+def complex_row(name: str, numbers: str) -> bool:
+    """Counted unsupported until the complex-numbers issue: complex in or out upstream, and all of numpy.fft."""
+    return numbers == "complex" or name.startswith("numpy.fft.")
 
 
 def _numpy_object(name):
     module, _, short = name.rpartition(".")
-    namespace = {"numpy": np, "numpy.linalg": np.linalg}.get(module)
+    namespace = {"numpy": np, "numpy.linalg": np.linalg, "numpy.fft": np.fft}.get(module)
     return None if namespace is None else getattr(namespace, short, None)
 
 
@@ -120,8 +139,10 @@ def _probe(name, example):
         try:
             with gt.GradientTape(persistent=True) as tape:
                 tape.watch([x, y, m])
-                out = f(*eval(f"({example},)", {"x": x, "y": y, "m": m}))  # noqa: S307  the data file's own calls
+                out = f(*eval(f"({example},)", {"x": x, "y": y, "m": m, "np": np}))  # noqa: S307  the data file's own calls
             leaves = _leaves(out)
+            if any(isinstance(leaf, gt.Tensor) for leaf in leaves):  # beside tensors, an int is a count (as
+                leaves = [leaf for leaf in leaves if not isinstance(leaf, (int, np.integer))]  # lstsq's rank)
             if not all(isinstance(leaf, gt.Tensor) for leaf in leaves):
                 return "unsupported", f"returned {type(out).__name__}, not tensors"
             floats = [leaf for leaf in leaves if leaf.dtype.kind == "f"]
@@ -146,7 +167,7 @@ def _ops(name, example):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            fn = gt.make_ir(lambda x, y, m: f(*eval(f"({example},)", {"x": x, "y": y, "m": m})), *_inputs())
+            fn = gt.make_ir(lambda x, y, m: f(*eval(f"({example},)", {"x": x, "y": y, "m": m, "np": np})), *_inputs())
         except Exception as err:  # noqa: BLE001
             return f"eager only ({type(err).__name__})"
     ops = sorted({e.op.name for e in fn.eqns})
@@ -154,9 +175,13 @@ def _ops(name, example):
 
 
 def table() -> list:
-    """[(name, kind, upstream, status, detail, ops)] for every upstream function."""
+    """[(name, kind, upstream, status, detail, ops)] for every upstream row."""
     rows = []
-    for name, kind, upstream, example in upstream_rows():
+    for name, kind, upstream, numbers, example in upstream_rows():
+        if complex_row(name, numbers):
+            reason = COMPLEX_REASON if numbers == "complex" else FFT_REASON
+            rows.append((name, kind, upstream, "unsupported", reason, ""))
+            continue
         if implementation(name) is None:
             status, detail = "unsupported", REASONS.get(name, "not implemented")
             ops = ""
@@ -182,17 +207,28 @@ def coverage(rows) -> tuple:
     return sum(r[3] == "differentiable" for r in wanted), len(wanted)
 
 
+def real_rows(rows) -> list:
+    """The rows without complex numbers (numpy.fft's included among those): what gradtape can do now."""
+    return [r for r in rows if r[4] not in (COMPLEX_REASON, FFT_REASON)]
+
+
 def render(rows=None) -> str:
     rows = table() if rows is None else rows
     done, total = coverage(rows)
+    real_done, real_total = coverage(real_rows(rows))
     all_diff = [r for r in rows if r[1] == "differentiable"]
     lines = [
         "# NumPy coverage",
         "",
         "<!-- Generated by tools/numpy_coverage.py from tools/numpy_coverage_upstream.tsv; do not edit. -->",
         "",
-        "Every function of `numpy`, `numpy.linalg` and `scipy.special` that JAX (`jax.numpy`,",
-        "`jax.scipy.special`) or HIPS autograd differentiate, and what it does on gradtape tensors.",
+        "Every function of `numpy`, `numpy.linalg`, `numpy.fft` and `scipy.special` that JAX",
+        "(`jax.numpy`, `jax.numpy.linalg`, `jax.numpy.fft`, `jax.scipy.special`) or HIPS autograd",
+        "differentiate, and what it does on gradtape tensors. The upstream list is",
+        "`tools/numpy_coverage_upstream.tsv`, made by `tools/numpy_coverage_upstream.py` from JAX's",
+        "namespaces (each function probed with `jax.grad`) and autograd's. Rows marked (complex) are",
+        "a function's complex case (complex inputs or results upstream); they and `numpy.fft`'s rows",
+        "count as unsupported until gradtape has complex tensors.",
         "The status comes from running one example call on tensors under a `GradientTape`:",
         "",
         "- **differentiable**: a float result with a gradient;",
@@ -205,22 +241,26 @@ def render(rows=None) -> str:
         "this page is out of date.",
         "",
         f"**{done} of {total} ({100.0 * done / total:.1f}%)** of the functions upstream differentiates are",
-        "differentiable here, counting numpy, numpy.linalg and the scipy.special functions in",
-        "`gradtape.scipy.special`'s scope (" + ", ".join(sorted(SPECIAL_SCOPE)) + "). Counting every",
-        f"scipy.special function too: {sum(r[3] == 'differentiable' for r in all_diff)} of {len(all_diff)}.",
+        "differentiable here, counting numpy, numpy.linalg, numpy.fft, the complex rows and the",
+        "scipy.special functions in `gradtape.scipy.special`'s scope",
+        "(" + ", ".join(sorted(SPECIAL_SCOPE)) + ").",
+        f"Without the complex and `numpy.fft` rows: {real_done} of {real_total} ({100.0 * real_done / real_total:.1f}%).",
+        f"Counting every scipy.special function too: {sum(r[3] == 'differentiable' for r in all_diff)} of {len(all_diff)}.",
         "",
     ]
-    for module in ("numpy", "numpy.linalg", "scipy.special"):
+    for module in MODULES:
         section = [r for r in rows if r[0].rpartition(".")[0] == module]
         counts = {s: sum(r[3] == s for r in section) for s in STATUSES}
         lines += [f"## `{module}`", "", ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) + ".", "",
                   "| function | upstream | status | ops (staged) |", "|---|---|---|---|"]
         for name, kind, upstream, status, detail, ops in section:
-            short = name.rpartition(".")[2]
+            short = f"`{name.rpartition('.')[2]}`"
+            if detail == COMPLEX_REASON and module != "numpy.fft":
+                short += " (complex)"  # the complex case of a function listed for real numbers too
             shown = status if not detail else f"{status}: {detail}"
             if kind != "differentiable":
                 upstream = f"{upstream} ({kind})"
-            lines.append(f"| `{short}` | {upstream} | {shown.replace('|', '/')} | {ops} |")
+            lines.append(f"| {short} | {upstream} | {shown.replace('|', '/')} | {ops} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -18,6 +18,7 @@ from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's sh
 from . import predicates, scans, statistics, quantiles, bessel  # issue 15 points 2 and 6: reductions, predicates
 from . import elementwise_more, elementwise_division  # issue 15 point 1: NumPy's other elementwise functions
 from . import bitwise  # & | ^ ~ << >> of integers
+from . import applied, polyfit  # noqa: F401  (np.apply_along_axis, piecewise, choose, insert, astype, polyfit)
 from . import linalg_decomp, linalg_solve  # issue 15 point 4: numpy.linalg (public as gradtape.linalg)
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_more import *  # noqa: F401,F403

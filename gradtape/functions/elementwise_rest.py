@@ -1,5 +1,5 @@
 """NumPy's remaining elementwise functions on real tensors: fabs, rint, trunc,
-fix, modf, ldexp, angle and real_if_close.
+fix, modf, ldexp, frexp, angle and real_if_close.
 
 Each composes existing ops; the piecewise-constant ones (rint, trunc, fix and
 modf's integer part) have derivative 0, as floor and round do.
@@ -14,7 +14,7 @@ from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
 from ._promote import as_tensor, float_operand
 
-__all__ = ["fabs", "rint", "trunc", "fix", "modf", "ldexp", "angle", "real_if_close"]
+__all__ = ["fabs", "rint", "trunc", "fix", "modf", "ldexp", "frexp", "angle", "real_if_close"]
 
 
 @implements(np.fabs)
@@ -94,6 +94,38 @@ def ldexp(x1, x2):
     if x2.dtype.kind not in "iub":
         raise TypeError(f"ldexp: the exponents must be integers, got {x2.dtype}")
     return ew.multiply(x1, ew.power(x1.dtype.type(2.0), ew.cast(x2, x1.dtype)))
+
+
+def _times_power_of_two(x, e):
+    """x * 2**e for a float exponent e, in two factors so that neither overflows (2**1074
+    for a subnormal x's mantissa is past float64's range, 2**149 past float32's)."""
+    half = ew.floor(ew.multiply(e, 0.5))
+    two = x.dtype.type(2.0)
+    return ew.multiply(ew.multiply(x, ew.power(two, half)), ew.power(two, ew.subtract(e, half)))
+
+
+@implements(np.frexp)
+def frexp(x):
+    """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1, as
+    numpy.frexp; 0, inf and NaN give (x, 0). The exponent is int32, the mantissa's derivative
+    2**-exponent.
+
+    Example::
+
+        >>> m, e = gradtape.frexp(gradtape.constant([8.0, -0.3, 0.0]))
+        >>> m.numpy(), e.numpy()
+        (array([ 0.5, -0.6,  0. ]), array([ 4, -1,  0], dtype=int32))
+    """
+    x = float_operand(x)
+    a = ew.abs(x)
+    regular = ew.logical_and(ew.greater(a, 0.0), ew.less(a, np.inf))
+    a = ew.where(regular, a, 1.0)  # 1 (exponent 1) where x is 0, inf or NaN
+    e = ew.add(ew.floor(ew.log2(a)), 1.0)
+    # log2 rounds: where the mantissa is off [0.5, 1) by that, the exponent is off by one
+    m = _times_power_of_two(a, ew.negative(e))
+    e = ew.where(ew.greater_equal(m, 1.0), ew.add(e, 1.0), ew.where(ew.less(m, 0.5), ew.subtract(e, 1.0), e))
+    e = ew.where(regular, e, 0.0)
+    return ew.where(regular, _times_power_of_two(x, ew.negative(e)), x), ew.cast(e, np.int32)
 
 
 @implements(np.angle)

@@ -1,6 +1,6 @@
 """numpy.linalg's array-API functions (NumPy 2) and numpy.cross on tensors:
 linalg.matmul, outer, tensordot, trace, diagonal, cross, vector_norm,
-matrix_norm, svdvals, cond, tensorinv, and numpy.cross.
+matrix_norm, svdvals, cond, tensorinv, tensorsolve, and numpy.cross.
 
 Each calls the NumPy function it is defined by (np.matmul, np.linalg.norm,
 np.linalg.svd, ...) on the tensor, so it runs gradtape's implementation of
@@ -199,3 +199,26 @@ def tensorinv(a, ind=2):
     return reshape(inverse, out_shape + in_shape)
 
 
+
+
+@implements(np.linalg.tensorsolve)
+def tensorsolve(a, b, axes=None):
+    """x with np.tensordot(a, x, x.ndim) == b, as numpy.linalg.tensorsolve: a solve of a reshaped
+    to a square matrix (so its derivatives are solve's).
+
+    Example::
+
+        >>> np.linalg.tensorsolve(gradtape.constant(2.0 * np.eye(4).reshape(2, 2, 4)), np.ones((2, 2))).shape
+        (4,)
+    """
+    a, b = as_tensor(a), as_tensor(b)
+    if axes is not None:  # those axes of a go last, in order
+        last = [ax % a.ndim for ax in axes]
+        a = moveaxis(a, last, list(range(a.ndim - len(last), a.ndim)))
+    x_shape = a.shape[b.ndim:]
+    rows, cols = math.prod(a.shape[:b.ndim]), math.prod(x_shape)
+    if rows != cols:
+        raise np.linalg.LinAlgError(
+            f"tensorsolve: a's first {b.ndim} axes (b's shape {b.shape}) and the rest {x_shape} must "
+            f"have the same number of elements, {rows} != {cols}")
+    return reshape(np.linalg.solve(reshape(a, (rows, cols)), reshape(b, (rows,))), x_shape)

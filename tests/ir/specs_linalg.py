@@ -97,6 +97,9 @@ SPECS = [
     # solve, inv (solve against I), det and slogdet
     _spec("solve_vec", L.solve, [well_conditioned(3, 3), normal(3)], np.linalg.solve, ("solve",)),
     _spec("solve_mat", np.linalg.solve, [well_conditioned(3, 3), normal(3, 2)], np.linalg.solve, ("solve",)),
+    _spec("tensorsolve", lambda a, b: np.linalg.tensorsolve(np.reshape(a, (2, 3, 3, 2)), b, axes=(2,)),
+          [well_conditioned(6, 6), normal(2, 3)],
+          lambda a, b: np.linalg.tensorsolve(np.reshape(a, (2, 3, 3, 2)), b, axes=(2,)), ("solve",)),
     _spec("solve_stack_broadcast", L.solve, [well_conditioned(2, 3, 3), normal(3, 2)], np.linalg.solve,
           ("solve", "broadcast_to")),
     _spec("solve_f32", L.solve, [well_conditioned(3, 3, dtype=np.float32), normal(3, 2, dtype=np.float32)],

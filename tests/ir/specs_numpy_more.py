@@ -53,6 +53,9 @@ def _near(values):
     return lambda rng: np.array(values) + rng.uniform(-0.05, 0.05, len(values))
 _V = normal(3)
 
+# np.astype came in NumPy 2.1 (NumPy 2.0 is supported): the array API's astype where it is missing
+_astype = getattr(np, "astype", None) or gt.array_api.astype
+
 SPECS = [
     # elementwise
     _spec("fabs", lambda x: np.fabs(x) * x, [_uniform(-2, -0.2, 2, 3)], ("abs",)),
@@ -60,6 +63,9 @@ SPECS = [
           ("round", "floor", "ceil", "where")),
     _spec("modf", lambda x: np.modf(x)[0] * 2.0 + np.modf(x)[1] * x, [_away_from_integers(2, 3)], ("sub",)),
     _spec("ldexp", lambda x: np.ldexp(x, np.array([1, -2, 3])), [_X], ("pow", "mul")),
+    # frexp: x away from the powers of two, where the mantissa jumps
+    _spec("frexp", lambda x: np.frexp(x)[0] * x + np.frexp(x)[1], [_near([0.375, -0.7, 1.5, -3.0, 5.5, 12.0])],
+          ("log2", "floor", "pow")),
     _spec("angle_real_if_close", lambda x: np.angle(x) * x + np.real_if_close(x), [_X], ("arctan2",)),
     # arrays
     _spec("append", lambda x, v: np.append(x, v) * 2.0, [_X, _V], ("concatenate",)),
@@ -84,6 +90,18 @@ SPECS = [
           + _np_or_gt("cumulative_prod")(x, axis=1),
           [_X], ("add",), numpy_fn=lambda x: np.cumsum(x, axis=1) + np.cumprod(x, axis=1)),
     _spec("full_like", lambda x, v: np.full_like(x, v[0]) * x, [_X, _V], ("broadcast_to",)),
+    _spec("apply_along_axis", lambda x: np.apply_along_axis(lambda v: v * v[0], 1, x)
+          + np.apply_along_axis(np.sum, 0, x)[0], [_X], ("mul",)),
+    _spec("piecewise", lambda x: np.piecewise(x, [x < -0.5, x > 0.5], [lambda t: t * t, lambda t: -t, np.sin]),
+          [_near([-1.2, -0.1, 0.3, 0.9, 1.6, -2.0])], ("where",), order=3),
+    _spec("choose", lambda x, y: np.choose(np.array([[0, 1, 2], [2, 1, 0]]), [x, y, x * y])
+          + np.choose(np.array([3, 4, -1]), [x, y[0]], mode="wrap"), [_X, normal(2, 3)], ("gather",)),
+    _spec("insert", lambda x, v: np.concatenate([np.ravel(np.insert(x, 1, v, axis=0)), np.insert(x, [0, 2, 2], v[0])])
+          * 2.0, [_X, _V], ("gather",)),
+    _spec("polyfit", lambda x, y: np.polyfit(x, y, 2) + np.polyfit(x, y, 1, w=y * y)[0],
+          [_near([0.0, 0.4, 0.8, 1.2, 1.6, 2.0]), normal(6)], ("pinv",)),
+    _spec("astype", lambda x: _astype(x, np.int64) * x + _astype(x, np.float64) ** 2, [_away_from_integers(2, 3)],
+          ("cast",), numpy_fn=lambda x: x.astype(np.int64) * x + x ** 2),
     # polynomials
     _spec("convolve", lambda a, v: np.convolve(a, v) + np.convolve(a, v[:2], "same")[0]
           + np.convolve(v, a, "valid")[0], [normal(4), _V], ("mul",)),
