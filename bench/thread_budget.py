@@ -69,7 +69,8 @@ def child(names, seconds: float):
     for fn in fns.values():  # compile and warm up
         for _ in range(3):
             fn()
-    out = {"quiet": {}, "loaded": {}, "load": {}}
+    import gradtape
+    out = {"quiet": {}, "loaded": {}, "load": {}, "gradtape": os.path.dirname(os.path.dirname(gradtape.__file__))}
     out["load"]["quiet"] = (os.getloadavg()[0], busy_fraction(0.5))
     for name, fn in fns.items():
         out["quiet"][name] = _time(fn, seconds)
@@ -106,7 +107,8 @@ def main():
             sys.exit(f"{config}: {run.stderr}")
         results[config] = json.loads(run.stdout.strip().splitlines()[-1])
     ms = lambda s: f"{s * 1e3:8.2f}"  # noqa: E731
-    print(f"{os.cpu_count()} CPUs; per call in ms (median / p90); loaded = one busy-loop process per CPU")
+    print(f"gradtape from {next(iter(results.values()))['gradtape']}; {os.cpu_count()} CPUs; "
+          "per call in ms (median / p90); loaded = one busy-loop process per CPU")
     print(f"{'workload':8s} {'config':8s} {'quiet':>17s} {'loaded':>17s} {'loaded/quiet':>12s} "
           f"{'loaded/one quiet':>16s}")
     for name in names:
