@@ -82,7 +82,7 @@ def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
     from .parallel_blas import split_blas  # it builds on this module's ParallelStep
 
     split = _split_dynamic if dynamic else _split
-    out = [split_blas(ctx, step, dynamic) or split(ctx, step) or step for step in steps]
+    out = [split_blas(ctx, step) or split(ctx, step) or step for step in steps]
     if any(isinstance(s, ParallelStep) or isinstance(getattr(s, "step", None), ParallelStep) for s in out):
         ctx.use_external(PARALLEL_FOR, _pool_address(PARALLEL_FOR))
     return out
@@ -171,7 +171,9 @@ class ParallelStep(Step):
         pointers = [k.pointer(buf) for buf in buffers] + ([k.sizes] if dynamic else [])
         for i, pointer in enumerate(pointers):
             b.store(b.bitcast(pointer, _I8P), b.gep(ctx, [k.i64(i)], inbounds=True))
-        if self.split.units is None:  # ceil(count / per_unit) of a run-time count
+        if hasattr(self.split, "run_time_units"):  # a count of its own (parallel_blas.py's rows)
+            units = self.split.run_time_units(k) if self.split.units is None else k.i64(self.split.units)
+        elif self.split.units is None:  # ceil(count / per_unit) of a run-time count
             count, per_unit = self.split.unit_count
             units = b.udiv(b.add(k.i64(count), k.i64(per_unit - 1)), k.i64(per_unit))
         else:

@@ -17,16 +17,20 @@ threads (the pool's: GRADTAPE_THREADS) and its back-off on a crowded
 machine, instead of OpenBLAS's threads and the pool's each taking every
 core (bench/thread_budget.py). Units are fixed here, never by the thread
 count: every unit makes the same one-thread BLAS calls whoever runs it, so
-results are bit-identical for any number of threads. (OpenBLAS's one-thread
-gemm gives the same bits for a block of rows starting at a multiple of 64
-as for the whole product; its threaded gemm does not, hence one thread.)
+results are bit-identical for any number of threads. OpenBLAS's one-thread
+gemm gives a block of rows that starts at a multiple of 64 and ends at one
+or at the product's end the same bits as the whole product (other blocks
+meet its edge kernels elsewhere and may round differently), and its
+threaded gemm does not: hence one thread, and blocks of that form. A
+dynamic version splits the same way, its count of units computed when the
+code runs when it holds N, so its bits are the specialized version's.
 """
 from __future__ import annotations
 
 import math
 
 from .contract import Gemm, Gemv
-from .dynamic_sizes import is_symbolic
+from .dynamic_sizes import DynamicUnsupported, at_least, is_symbolic
 from .parallel import BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE, UNIT_ELEMENTS, ParallelStep, dynamic_loop
 from . import parallel
 from .steps import Step
@@ -41,47 +45,52 @@ ROW_ALIGN = 64  # a block of C's rows starts at a multiple of this (see the modu
 OPENBLAS_ONE_THREAD = {Gemm: 65536 * 4, Gemv: 2304 * 4 - 1}
 
 
-def split_blas(ctx, step, dynamic: bool = False):
-    """`step` wrapped in SerialBlas (and split when large and of static sizes), or None
-    when it is not a BLAS step."""
+def split_blas(ctx, step):
+    """`step` wrapped in SerialBlas (and split when large), or None when it is not a BLAS step
+    or one OpenBLAS runs on one thread anyway. In a dynamic version a size holding the run-time
+    N is taken to be large (as contract.py does), and a count of units that holds N is computed
+    when the code runs."""
     if not isinstance(step, (Gemm, Gemv)):
         return None
-    static = not (dynamic or _symbolic(step))
-    split = _batch_split(step) or _row_split(step) if static else None
-    if split is None and static and _work(step) <= OPENBLAS_ONE_THREAD[type(step)]:
+    split = _batch_split(step) or _row_split(step)
+    if split is None and not is_symbolic(_work(step)) and _work(step) <= OPENBLAS_ONE_THREAD[type(step)]:
         return None  # OpenBLAS runs these calls on one thread anyway: no bracket, no pool needed
     for symbol in (BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE):
         ctx.use_external(symbol, parallel.external_address(symbol))
     return SerialBlas(ParallelStep(step, split) if split else step)
 
 
-def _symbolic(step) -> bool:
-    sizes = [step.size[c] for c in step.batch]
-    sizes += [step.m, step.n, step.k] if isinstance(step, Gemm) else list(step.shape)
-    return any(is_symbolic(s) for s in sizes)
-
-
-def _work(step) -> int:
-    """Multiply-adds of one BLAS call of `step`."""
+def _work(step):
+    """Multiply-adds of one BLAS call of `step` (a polynomial in N in a dynamic version)."""
     return step.m * step.n * step.k if isinstance(step, Gemm) else step.shape[0] * step.shape[1]
+
+
+def _elements(work):
+    """`work` multiply-adds in the pool's measure (elements of a simple loop)."""
+    try:
+        return work // MULADDS_PER_ELEMENT
+    except DynamicUnsupported:  # not a polynomial once divided: overstating it only splits smaller calls
+        return work
+
+
+def _per_unit(work) -> int:
+    """Calls (or rows, of `work` each) per unit: about UNIT_MULADDS of work; 1 when it holds N."""
+    return 1 if is_symbolic(work) else max(1, -(-UNIT_MULADDS // max(1, work)))
 
 
 def _batch_split(step):
     sizes = [step.size[c] for c in step.batch]
-    count = math.prod(sizes)
-    if count < 2:
+    if not sizes or not at_least(math.prod(sizes), 2):
         return None
-    split = _Batches(step, sizes, max(1, -(-UNIT_MULADDS // max(1, _work(step)))))
-    return split if split.units >= 2 else None
+    split = _Batches(step, sizes, _per_unit(_work(step)))
+    return split if split.units is None or split.units >= 2 else None
 
 
 def _row_split(step):
-    if not isinstance(step, Gemm) or step.batch:
+    if not isinstance(step, Gemm) or step.batch or not at_least(step.m, 2 * ROW_ALIGN):
         return None
-    row_work = max(1, step.n * step.k)
-    rows = ROW_ALIGN * max(1, -(-UNIT_MULADDS // (ROW_ALIGN * row_work)))
-    split = _Rows(step, rows)
-    return split if split.units >= 2 else None
+    split = _Rows(step, ROW_ALIGN * _per_unit(ROW_ALIGN * step.n * step.k))
+    return split if split.units is None or split.units >= 2 else None
 
 
 class SerialBlas(Step):
@@ -109,8 +118,11 @@ class _Batches:
     def __init__(self, step, sizes, per_unit: int):
         self.step, self.sizes, self.per_unit = step, sizes, per_unit
         self.count = math.prod(sizes)
-        self.units = -(-self.count // per_unit)
-        self.elements = self.count * _work(step) // MULADDS_PER_ELEMENT
+        self.elements = _elements(self.count * _work(step))
+        if is_symbolic(self.count):  # ParallelStep computes ceil(count / per_unit) when the code runs
+            self.units, self.unit_count = None, (self.count, per_unit)
+        else:
+            self.units = -(-self.count // per_unit)
 
     def emit_units(self, k, first, stop):
         b = k.b
@@ -131,23 +143,33 @@ class _Batches:
 
 
 class _Rows:
-    """Units of `rows` rows of C (the last unit to the end), one gemm each."""
+    """Units of `rows` rows of C, one gemm each; the last unit runs to the end, so every unit
+    starts at a multiple of ROW_ALIGN and the last ends where the product does."""
 
     def __init__(self, step: Gemm, rows: int):
         self.step, self.rows, self.total = step, rows, step.m
-        self.units = step.m // rows
-        self.elements = _work(step) // MULADDS_PER_ELEMENT
+        self.elements = _elements(_work(step))
+        if is_symbolic(step.m):  # counted when the code runs (run_time_units)
+            self.units = None
+        else:
+            self.units = step.m // rows
+
+    def run_time_units(self, k):
+        """max(1, m // rows) of the run-time m (ParallelStep's count for units=None)."""
+        b = k.b
+        units = b.udiv(k.i64(self.total), k.i64(self.rows))
+        return b.select(b.icmp_signed("<", units, k.i64(1)), k.i64(1), units)
 
     def emit_units(self, k, first, stop):
         b = k.b
-        last = k.i64(self.units - 1)
+        last = b.sub(self.run_time_units(k), k.i64(1)) if self.units is None else k.i64(self.units - 1)
 
         def call(u):
             r0 = b.mul(u, k.i64(self.rows))
             count = b.select(b.icmp_signed("==", u, last), b.sub(k.i64(self.total), r0), k.i64(self.rows))
             self.step.call(k, [], rows=(r0, count))
 
-        dynamic_loop(k, first, stop, 0, self.units, call)
+        dynamic_loop(k, first, stop, 0, self.total, call)
 
     def finish(self, k):
         pass

@@ -12,7 +12,10 @@ import pytest
 import gradtape as gt
 from gradtape import codegen, runtime
 from gradtape.codegen import blas
+from gradtape.codegen.dynamic import lower_dynamic
+from gradtape.codegen.dynamic_generalize import generalize
 from gradtape.codegen.parallel import BLAS_SERIAL_ENTER, PARALLEL_FOR
+from gradtape.ir.optimize import optimize
 from gradtape.runtime import parallel
 
 pytestmark = pytest.mark.skipif(blas.thread_count_functions() is None, reason="no OpenBLAS in this NumPy")
@@ -143,3 +146,32 @@ def test_python_threads_in_blas_steps_at_once_restore_the_count():
         t.join(120)
     assert not errors, errors[0]
     assert blas.thread_count() == 2
+
+
+
+def _rows(x, w):
+    return gt.sum(gt.tanh(x @ w))  # rows of N: counted at run time
+
+
+def _batch(x, w):
+    return gt.sum(gt.einsum("nij,jk->nik", x, w[:40, :40]) ** 2)  # a batch of N products
+
+
+@pytest.mark.parametrize("f, shape", [(_rows, (200,)), (_batch, (30, 40))], ids=["rows", "batch"])
+def test_a_dynamic_version_splits_its_products_with_the_specialized_bits(f, shape):
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((200, 150)) / 10
+    f1, f2 = (optimize(gt.make_ir(f, np.ones((n, *shape)), w)) for n in (500, 600))
+    module = str(lower_dynamic(generalize(f1, 500, f2, 600).fn, "f").module)
+    assert PARALLEL_FOR in module and BLAS_SERIAL_ENTER in module
+    dynamic = gt.grad(f, argnums=(0, 1))
+    for n in (500, 600):  # the second size makes the dynamic version
+        dynamic(rng.standard_normal((n, *shape)), w)
+    for n in (2, 63, 64, 129, 700, 1000):
+        x = rng.standard_normal((n, *shape))
+        want = gt.grad(f, argnums=(0, 1), dynamic=False)(x, w)
+        for threads in (1, 2, 3):
+            parallel.configure(threads=threads, min_elements=0)
+            for g, h in zip(dynamic(x, w), want):
+                assert np.array_equal(g, h), f"n={n}, {threads} threads"
+    assert dynamic.cache_info().compiles == 2
