@@ -4,6 +4,9 @@ split into units for the pool, and the bits never depend on the number of thread
 from __future__ import annotations
 
 import ctypes
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -175,3 +178,27 @@ def test_a_dynamic_version_splits_its_products_with_the_specialized_bits(f, shap
             for g, h in zip(dynamic(x, w), want):
                 assert np.array_equal(g, h), f"n={n}, {threads} threads"
     assert dynamic.cache_info().compiles == 2
+
+
+_CHILD = """
+import numpy as np, gradtape as gt
+from gradtape import runtime
+from gradtape.codegen import blas
+from gradtape.runtime import parallel
+rng = np.random.default_rng(0)
+ls, xc = rng.standard_normal((16, 32, 32)), rng.standard_normal((800, 16, 32))
+cf = runtime.compile_function(gt.make_ir(lambda ls, xc: gt.einsum("kij,nkj->nki", ls, xc), ls, xc))
+parallel.configure(min_elements=0)
+for _ in range(50):
+    cf(ls, xc)
+print(parallel.threads, parallel.worker_units(), blas.thread_count())
+"""
+
+
+def test_the_environment_sets_the_budget_of_blas_steps_too():
+    env = dict(os.environ, GRADTAPE_THREADS="1", OPENBLAS_NUM_THREADS="2", GRADTAPE_CACHE_DIR="")
+    done = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    threads, worker_units, blas_threads = map(int, done.stdout.split())
+    assert (threads, worker_units) == (1, 0)  # one thread: the caller ran every unit
+    assert blas_threads == 2  # OpenBLAS's count, as the environment set it, after the calls
