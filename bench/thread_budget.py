@@ -17,9 +17,10 @@ when NumPy loads it):
 
 Each process times its calls quiet, then starts one busy-loop process per
 core (`python -c "while True: pass"`) and times them again. Printed: the
-median and 90th percentile per call, the ratio loaded / quiet, and the ratio
-to `one` quiet. The machine is shared: the load average and the busy fraction
-of the CPUs just before each quiet block are printed with it.
+median and 90th percentile per call, the ratio loaded / quiet, and the
+ratios to `one` quiet and to `one` loaded (well above 1: the threads
+fight). The machine is shared: the load average and the busy fraction of
+the CPUs just before each block are printed with it.
 """
 from __future__ import annotations
 
@@ -110,12 +111,13 @@ def main():
     print(f"gradtape from {next(iter(results.values()))['gradtape']}; {os.cpu_count()} CPUs; "
           "per call in ms (median / p90); loaded = one busy-loop process per CPU")
     print(f"{'workload':8s} {'config':8s} {'quiet':>17s} {'loaded':>17s} {'loaded/quiet':>12s} "
-          f"{'loaded/one quiet':>16s}")
+          f"{'loaded/one quiet':>16s} {'loaded/one loaded':>17s}")
     for name in names:
-        base = results.get("one", {}).get("quiet", {}).get(name, {}).get("median")
+        one = results.get("one", {})
+        base, base_loaded = (one.get(load, {}).get(name, {}).get("median") for load in ("quiet", "loaded"))
         for config, r in results.items():
             q, l = r["quiet"][name], r["loaded"][name]
-            vs_one = f"{l['median'] / base:16.2f}" if base else f"{'':16s}"
+            vs_one = f"{l['median'] / base:16.2f} {l['median'] / base_loaded:17.2f}" if base else ""
             print(f"{name:8s} {config:8s} {ms(q['median'])} / {ms(q['p90'])} {ms(l['median'])} / {ms(l['p90'])} "
                   f"{l['median'] / q['median']:12.2f} {vs_one}")
     for config, r in results.items():
