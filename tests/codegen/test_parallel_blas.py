@@ -74,14 +74,16 @@ def test_batched_einsum_gradient_splits_by_batch_and_keeps_its_bits():
     assert PARALLEL_FOR in module and BLAS_SERIAL_ENTER in module
 
 
+@pytest.mark.parametrize("transposed", [False, True], ids=["rows_of_a", "columns_of_a"])
 @pytest.mark.parametrize("m", [130, 255, 600])  # 2 blocks of 64 rows and 2 left over, ragged, many
-def test_one_large_product_splits_by_rows_and_keeps_its_bits(m):
+def test_one_large_product_splits_by_rows_and_keeps_its_bits(m, transposed):
     rng = np.random.default_rng(m)
-    a, b = rng.standard_normal((m, 300)), rng.standard_normal((300, 200))
-    cf = _native(lambda a, b: a @ b, a, b)
+    a, b = rng.standard_normal((300, m) if transposed else (m, 300)), rng.standard_normal((300, 200))
+    f = (lambda a, b: a.T @ b) if transposed else (lambda a, b: a @ b)
+    cf = _native(f, a, b)
     (got,) = _same_bits_for_any_budget(cf, [a, b])
-    np.testing.assert_allclose(got, a @ b, rtol=1e-12, atol=1e-12)
-    assert PARALLEL_FOR in _lowered(lambda a, b: a @ b, a, b)
+    np.testing.assert_allclose(got, (a.T if transposed else a) @ b, rtol=1e-12, atol=1e-12)
+    assert PARALLEL_FOR in _lowered(f, a, b)
 
 
 def test_blas_runs_on_one_thread_inside_and_its_count_is_restored():
