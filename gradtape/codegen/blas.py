@@ -46,6 +46,33 @@ def _library():
     return None
 
 
+# OpenBLAS's process-wide thread count (`int get(void)`, `void set(int)`): the runtime keeps it
+# at 1 while generated code runs a BLAS step (runtime/blas_serial.py).
+_THREAD_SYMBOLS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_")
+
+
+@functools.lru_cache(maxsize=None)
+def thread_count_functions() -> tuple | None:
+    """(get, set) addresses of OpenBLAS's thread count functions, or None without them."""
+    lib = _library()
+    try:
+        return tuple(ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _THREAD_SYMBOLS)
+    except AttributeError:  # no library (None has no such attribute), or an OpenBLAS without them
+        return None
+
+
+def thread_count() -> int | None:
+    """OpenBLAS's thread count now (what NumPy's products use), or None without OpenBLAS.
+
+    Example:
+        >>> from gradtape.codegen import blas
+        >>> blas.thread_count() >= 1
+        True
+    """
+    found = thread_count_functions()
+    return None if found is None else ctypes.CFUNCTYPE(ctypes.c_int)(found[0])()
+
+
 @functools.lru_cache(maxsize=None)
 def address(routine: str, dtype) -> tuple | None:
     """(symbol, address) of cblas `routine` ("gemm" or "gemv") for `dtype` (float32/float64), or None."""

@@ -279,24 +279,28 @@ class Gemm(Step):
         return {self.c.buffer}
 
     def emit(self, k):
+        k.nest([self.size[c] for c in self.batch], lambda idx: self.call(k, idx))
+
+    def call(self, k, idx, rows=None):
+        """The ?gemm of batch index `idx` (i64 values); with `rows` = (first, count) (i64
+        values), only those rows of C (the rest of the product is the same calls' business)."""
         dtype = self.c.dtype
-        fn = blas.declare_gemm(k.module, dtype)
-        one, zero = constant(dtype, 1), constant(dtype, 0)
         i32 = lambda v: ir.Constant(I32, v)  # noqa: E731
-
-        def pointer(view, letters, idx):
-            return _batch_pointer(k, view, letters, self.batch, idx)
-
-        def body(idx):
-            k.b.call(fn, [
-                i32(blas.ROW_MAJOR), i32(self.op_a[0]), i32(self.op_b[0]),
-                k.i64(self.m), k.i64(self.n), k.i64(self.k), one,
-                pointer(self.a, self.la, idx), k.i64(self.op_a[1]),
-                pointer(self.b, self.lb, idx), k.i64(self.op_b[1]), zero,
-                pointer(self.c, self.lc, idx), k.i64(self.ldc),
-            ])
-
-        k.nest([self.size[c] for c in self.batch], body)
+        a = _batch_pointer(k, self.a, self.la, self.batch, idx)
+        c = _batch_pointer(k, self.c, self.lc, self.batch, idx)
+        m = k.i64(self.m)
+        if rows is not None:
+            first, m = rows
+            # Row r of op(A) starts r rows into A, or r columns when A is stored transposed.
+            a = k.b.gep(a, [first if self.op_a[0] == blas.TRANS else k.mul(first, self.op_a[1])], inbounds=True)
+            c = k.b.gep(c, [k.mul(first, self.ldc)], inbounds=True)
+        k.b.call(blas.declare_gemm(k.module, dtype), [
+            i32(blas.ROW_MAJOR), i32(self.op_a[0]), i32(self.op_b[0]),
+            m, k.i64(self.n), k.i64(self.k), constant(dtype, 1),
+            a, k.i64(self.op_a[1]),
+            _batch_pointer(k, self.b, self.lb, self.batch, idx), k.i64(self.op_b[1]), constant(dtype, 0),
+            c, k.i64(self.ldc),
+        ])
 
 
 
@@ -366,14 +370,13 @@ class Gemv(Step):
         return {self.y.buffer}
 
     def emit(self, k):
-        zero = constant(self.y.dtype, 0)
+        k.nest([self.size[c] for c in self.batch], lambda idx: self.call(k, idx))
 
-        def body(idx):
-            self._call(k, self.shape[0], _batch_pointer(k, self.a, self.la, self.batch, idx),
-                       _batch_pointer(k, self.x, self.lx, self.batch, idx),
-                       _batch_pointer(k, self.y, self.ly, self.batch, idx), zero)
-
-        k.nest([self.size[c] for c in self.batch], body)
+    def call(self, k, idx):
+        """The ?gemv of batch index `idx` (i64 values)."""
+        self._call(k, self.shape[0], _batch_pointer(k, self.a, self.la, self.batch, idx),
+                   _batch_pointer(k, self.x, self.lx, self.batch, idx),
+                   _batch_pointer(k, self.y, self.ly, self.batch, idx), constant(self.y.dtype, 0))
 
     def _call(self, k, rows, a, x, y, beta):
         dtype = self.y.dtype

@@ -12,6 +12,8 @@ step it can split in a ParallelStep:
                       unit order; of trailing axes only (a sum over each
                       row): units of rows of the kept axes, each output
                       element reduced by the step's own loop
+    Gemm / Gemv       units of batch indices or blocks of rows, with
+                      OpenBLAS on one thread meanwhile (parallel_blas.py)
 
 A ParallelStep emits its loop as `void body(i8** ctx, i64 first, i64 stop)`
 running units [first, stop), and calls the runtime's
@@ -43,23 +45,27 @@ from .reductions import Reduce, combiner, reduction_identity
 from .steps import Fill, FusedFill, Step, load_fresh
 
 PARALLEL_FOR = "gradtape_rt_parallel_for"
+# Around a BLAS step: OpenBLAS on one thread meanwhile (runtime/blas_serial.py, parallel_blas.py).
+BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE = "gradtape_rt_blas_serial_enter", "gradtape_rt_blas_serial_leave"
+POOL_SYMBOLS = (PARALLEL_FOR, BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE)
 UNIT_ELEMENTS = 16384  # about 10 µs of a simple loop: small enough to balance, large enough to not count
 
 _I8P = I8.as_pointer()
 _BODY = ir.FunctionType(ir.VoidType(), [_I8P.as_pointer(), I64, I64])
-_pool_address = None  # () -> address of PARALLEL_FOR, set by the runtime
+_pool_address = None  # (symbol) -> address of one of POOL_SYMBOLS, set by the runtime
 
 
 def provide_pool(address_fn):
-    """Called by gradtape.runtime.parallel: `address_fn()` builds the pool if needed, returns its address."""
+    """Called by gradtape.runtime.parallel: `address_fn(symbol)` builds the pool if needed and
+    returns the address of `symbol`, one of POOL_SYMBOLS."""
     global _pool_address
     _pool_address = address_fn
 
 
 def external_address(symbol: str) -> int | None:
-    """The pool's address when `symbol` is PARALLEL_FOR and a runtime provides one, else None."""
-    if symbol == PARALLEL_FOR and _pool_address is not None:
-        return _pool_address()
+    """The address of one of the pool's POOL_SYMBOLS when a runtime provides them, else None."""
+    if symbol in POOL_SYMBOLS and _pool_address is not None:
+        return _pool_address(symbol)
     return None
 
 
@@ -73,10 +79,12 @@ def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
     """
     if _pool_address is None or not blas_allowed():  # blas=False: code that runs without the runtime
         return steps
+    from .parallel_blas import split_blas  # it builds on this module's ParallelStep
+
     split = _split_dynamic if dynamic else _split
-    out = [split(ctx, step) or step for step in steps]
-    if any(isinstance(s, ParallelStep) for s in out):
-        ctx.use_external(PARALLEL_FOR, _pool_address())
+    out = [split_blas(ctx, step) or split(ctx, step) or step for step in steps]
+    if any(isinstance(s, ParallelStep) or isinstance(getattr(s, "step", None), ParallelStep) for s in out):
+        ctx.use_external(PARALLEL_FOR, _pool_address(PARALLEL_FOR))
     return out
 
 
@@ -163,7 +171,9 @@ class ParallelStep(Step):
         pointers = [k.pointer(buf) for buf in buffers] + ([k.sizes] if dynamic else [])
         for i, pointer in enumerate(pointers):
             b.store(b.bitcast(pointer, _I8P), b.gep(ctx, [k.i64(i)], inbounds=True))
-        if self.split.units is None:  # ceil(count / per_unit) of a run-time count
+        if hasattr(self.split, "run_time_units"):  # a count of its own (parallel_blas.py's rows)
+            units = self.split.run_time_units(k) if self.split.units is None else k.i64(self.split.units)
+        elif self.split.units is None:  # ceil(count / per_unit) of a run-time count
             count, per_unit = self.split.unit_count
             units = b.udiv(b.add(k.i64(count), k.i64(per_unit - 1)), k.i64(per_unit))
         else:
@@ -203,6 +213,14 @@ def _range_entry(module, name, body, n_buffers) -> ir.Function:
     pointers = [b.load(b.gep(ctx, [ir.Constant(I64, i)], inbounds=True)) for i in range(n_buffers)]
     b.call(body, [*pointers, first, stop])
     b.ret_void()
+    return fn
+
+
+def declare_void(module, name: str) -> ir.Function:
+    """`void name()` of `module`, declared on first use (the runtime's BLAS bracket)."""
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name)
     return fn
 
 

@@ -8,7 +8,9 @@ the two settings:
 
 - `threads` (GRADTAPE_THREADS, default: the CPUs this process may run on,
   len(os.sched_getaffinity(0))): threads that run one loop, the caller
-  included; 1 runs every loop on the caller alone.
+  included; 1 runs every loop on the caller alone. It is the budget of
+  contractions too: their units run on the pool with OpenBLAS on one
+  thread (codegen/parallel_blas.py, blas_serial.py).
 - `min_elements` (GRADTAPE_PARALLEL_MIN_ELEMENTS, default 65536): a loop
   over fewer elements runs on the caller alone (waking a worker costs a
   few microseconds; bench/parallel_elementwise.py measures where it pays).
@@ -37,7 +39,9 @@ import threading
 from .. import codegen
 from . import cache_key, config, disk_cache, jit
 from .errors import CompileError
-from . import parallel_pool
+from ..codegen import blas
+from ..codegen.parallel import POOL_SYMBOLS
+from . import blas_serial, parallel_pool
 from .parallel_pool import PARALLEL_FOR, SENTINEL, STATE, WORKER, WORKER_UNITS, build_pool_module, global_name
 
 from .config import MAX_THREADS, available_cpus, check_threads as _check_threads
@@ -57,19 +61,22 @@ class _Pool:
 
     def __init__(self):
         self.code = _pool_code()
-        self.address = self.code.address(PARALLEL_FOR)
+        self.addresses = {symbol: self.code.address(symbol) for symbol in POOL_SYMBOLS}
+        self.address = self.addresses[PARALLEL_FOR]
         self.worker = self.code.address(WORKER)
         self.words = {}
-        for name in ("workers", "min_elements", "spin_cycles", WORKER_UNITS, *STATE):
+        for name in ("workers", "min_elements", "spin_cycles", WORKER_UNITS, *STATE, *blas_serial.WORDS):
             ctype = ctypes.c_int32 if name in ("busy", "sleepers", "seq", "stop") else ctypes.c_int64
             self.words[name] = ctype.from_address(self.code.engine.get_global_value_address(global_name(name)))
         self.words["spin_cycles"].value = SPIN_CYCLES
+        # OpenBLAS's thread count functions, for the bracket around BLAS steps (blas_serial.py).
+        self.words["blas_get"].value, self.words["blas_set"].value = blas.thread_count_functions() or (0, 0)
         self.tids: list = []
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.libc.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_void_p,
                                              ctypes.c_void_p]
         self.libc.pthread_join.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
-        jit.register_symbols({PARALLEL_FOR: self.address})
+        jit.register_symbols(self.addresses)
 
     def apply(self, threads: int, min_elements: int):
         """Start workers up to threads - 1 and let that many take part."""
@@ -112,6 +119,10 @@ class _Pool:
         w["state"].value = SENTINEL
         for name in ("busy", "sleepers", "stop", "alone_until", "back_off"):
             w[name].value = 0
+        # A thread of the parent may have been inside a BLAS step: its count stays ours to restore.
+        if w["blas_depth"].value and w["blas_saved"].value not in (0, 1) and w["blas_set"].value:
+            ctypes.CFUNCTYPE(None, ctypes.c_int)(w["blas_set"].value)(w["blas_saved"].value)
+        w["blas_depth"].value = w["blas_lock"].value = 0
         self.apply(threads, min_elements)
 
 
@@ -121,8 +132,11 @@ def _pool_code() -> jit.NativeCode:
     timings: dict = {}
     key = None
     if not config.dump and disk_cache.enabled():
-        with open(parallel_pool.__file__, "rb") as f:
-            key = cache_key.digest("thread pool", f.read().decode("utf-8", "replace"))
+        sources = []
+        for module in (parallel_pool, blas_serial):  # the pool's IR comes from both
+            with open(module.__file__, "rb") as f:
+                sources.append(f.read().decode("utf-8", "replace"))
+        key = cache_key.digest("thread pool", *sources)
         entry = disk_cache.read(key, "thread pool")
         if entry is not None:
             try:
@@ -135,8 +149,9 @@ def _pool_code() -> jit.NativeCode:
     return jit.load_object(obj, {}, (), timings, "thread pool")
 
 
-def pool_address() -> int:
-    """The address of PARALLEL_FOR in this process (the pool is built and started on first use)."""
+def pool_address(symbol: str = PARALLEL_FOR) -> int:
+    """The address of `symbol` (one of codegen.parallel.POOL_SYMBOLS: PARALLEL_FOR by default) in
+    this process (the pool is built and started on first use)."""
     global _pool
     if _pool is None:
         with _lock:
@@ -144,7 +159,7 @@ def pool_address() -> int:
                 pool = _Pool()
                 pool.apply(threads, min_elements)
                 _pool = pool
-    return _pool.address
+    return _pool.addresses[symbol]
 
 
 def worker_units() -> int:

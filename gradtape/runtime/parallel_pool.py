@@ -44,12 +44,16 @@ atomics; x86-64's order makes them cheap):
   more than one thread.
 - Worker i takes part while i < `workers` (set by parallel.py), and
   leaves its loop when `stop` is set (at interpreter exit).
+
+The module also holds the bracket generated code puts around BLAS steps,
+which keeps OpenBLAS on one thread meanwhile (blas_serial.py).
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
 from ..codegen.parallel import PARALLEL_FOR
+from . import blas_serial
 
 WORKER = "gradtape_rt_pool_worker"
 SENTINEL = 0xFFFFFFFF
@@ -103,6 +107,7 @@ class _PoolModule:
         self.pause = ir.Function(m, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse2.pause")
         self.cycles = ir.Function(m, ir.FunctionType(_i64, []), "llvm.readcyclecounter")
         self.run_units = self._emit_run_units()
+        blas_serial.emit(m, global_name, self.pause)
         self._emit_parallel_for()
         self._emit_worker()
 
