@@ -57,3 +57,32 @@ def test_into_a_numpy_array_an_untracked_tensor_converts_and_a_tracked_one_raise
         with pytest.raises(gt.ConstantConversionError):  # what out[idx] = t does
             a[:2] = x
     np.testing.assert_array_equal(a, [3.0, 0.0, 5.0])
+
+
+def _scatter_program(x):
+    """A NumPy program that accumulates into a preallocated array with np.add.at and np.put."""
+    out = np.zeros_like(x)  # a tensor when x is one
+    np.add.at(out, [0, 2, 0], x[:3] ** 2)  # repeated position 0 accumulates
+    np.put(out, [3], np.sin(x[3]) * x[0])
+    return np.sum(out * x)
+
+
+def _scatter_reference(x):
+    out = np.zeros_like(x)
+    np.add.at(out, [0, 2, 0], x[:3] ** 2)
+    np.put(out, [3], np.sin(x[3]) * x[0])
+    return np.sum(out * x)
+
+
+def test_add_at_and_put_staged_on_the_tape_and_to_second_order():
+    from gradtape.testing import check_grads
+
+    x = np.array([0.7, -1.3, 0.4, 2.1])
+    assert float(gt.differentiable(_scatter_program)(x)) == pytest.approx(_scatter_reference(x), rel=1e-14)
+    staged = gt.grad(_scatter_program)(x)
+    t = gt.constant(x)
+    with gt.GradientTape() as tape:
+        tape.watch(t)
+        loss = _scatter_program(t)
+    np.testing.assert_allclose(tape.gradient(loss, t).numpy(), staged, rtol=1e-13)
+    check_grads(_scatter_program, [x], order=2)  # finite differences, both modes
