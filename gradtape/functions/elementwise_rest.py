@@ -106,7 +106,7 @@ def _times_power_of_two(x, e):
 
 @implements(np.frexp)
 def frexp(x):
-    """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1, as
+    """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= abs(mantissa) < 1, as
     numpy.frexp; 0, inf and NaN give (x, 0). The exponent is int32, the mantissa's derivative
     2**-exponent.
 
