@@ -92,5 +92,5 @@ def test_a_scipy_ufunc_gradtape_lacks_is_named_as_scipys():
 
 
 def test_numpy_ufuncs_keep_their_names():
-    with pytest.raises(gt.UnsupportedNumPyFunction, match=r"numpy\.frexp"):
-        np.frexp(gt.constant(X))
+    with pytest.raises(gt.UnsupportedNumPyFunction, match=r"numpy\.spacing"):
+        np.spacing(gt.constant(X))
