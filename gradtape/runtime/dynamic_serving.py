@@ -126,8 +126,9 @@ def _structure_key(fn):
 class _PlanLog:
     """What a family of backward plans says, on the `gradtape` logger (GRADTAPE_LOG=compiles)."""
 
-    def starting(self, label):
-        logger.info("%s: building a dynamic version (this run waits for it)", label)
+    def starting(self, label, background=False):
+        logger.info("%s: building a dynamic version (%s)", label,
+                    "in the background" if background else "this run waits for it")
 
     def compiled(self, label, kernel, symbolic):
         how = "loaded a dynamic version from the disk cache" if kernel.loaded_from_disk else "compiled a dynamic version"

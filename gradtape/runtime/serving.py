@@ -212,3 +212,75 @@ class ServedFunction:
         state = "compiled" if self.compiled is not None else "compiling" if self._future else "interpreted"
         types = [", ".join(map(str, ts)) for ts in (self.fn.in_types, self.fn.out_types)]
         return f"<ServedFunction ({types[0]}) -> ({types[1]}), {state}>"
+
+
+class ServedAfterBuild:
+    """A Function whose native code another build makes (a dynamic version, staging/dynamic_versions.py):
+    its first run is interpreted and starts that build in the background; the next run waits for it.
+
+    The same protocol as ServedFunction (`runner()`, then `submit()` when
+    `started` and not `final`). Which code runs each call never depends on
+    how long the build takes: run 1 is the reference interpreter, every
+    later run the build's result, waited for when it is not done (whatever
+    config.async_compile says; the build runs on the compile thread either
+    way, cache.BackgroundBuild).
+
+    Args:
+      fn: the ir.Function (what the interpreter runs).
+      build: the cache.BackgroundBuild.
+      resolve: called once the build is done: the callable for `fn` (a
+        dynamic_kernel.SizedCall), or None: then `fn` is served by a
+        ServedFunction of its own (compiled for itself, by the usual policy).
+    """
+
+    __slots__ = ("fn", "compiled", "_build", "_resolve", "_lock", "_ran", "_own", "_interim")
+
+    def __init__(self, fn, build, resolve):
+        self.fn = fn
+        self.compiled = None
+        self._build, self._resolve = build, resolve
+        self._lock = threading.Lock()
+        self._ran = False  # the first run (the interpreted one) was handed out
+        self._own = None  # the ServedFunction, when the build made nothing for fn
+        self._interim = None
+
+    def runner(self):
+        """`(run, final, started)` as ServedFunction.runner: the first call gets the interpreter and
+        `started` (its caller submits the build), later ones wait for the build."""
+        compiled = self.compiled
+        if compiled is not None:
+            return compiled, True, False
+        with self._lock:
+            if not self._ran:
+                self._ran = True
+                self._interim = interpreted(self.fn)
+                return self._interim, False, True
+        self._build.result()  # waits for it (outside the lock), or runs it here if nothing began it
+        with self._lock:
+            if self.compiled is None and self._own is None:
+                run = self._resolve()
+                if run is None:
+                    self._own = ServedFunction(self.fn)
+                else:
+                    self.compiled = run
+                self._interim = None
+            if self.compiled is not None:
+                return self.compiled, True, False
+            own = self._own
+        run, final, started = own.runner()
+        if final:
+            self.compiled = run
+        return run, final, started
+
+    def submit(self, on_ready=None):
+        """Start the build that the first run's `runner()` left to its caller (or, once the build made
+        nothing for fn, the background compile of fn's own version)."""
+        own = self._own
+        if own is not None:
+            own.submit(on_ready)
+        else:
+            self._build.submit()
+
+    def __repr__(self):
+        state = "compiled" if self.compiled is not None else "building" if self._ran else "new"
+        return f"<ServedAfterBuild {state}>"
