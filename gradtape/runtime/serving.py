@@ -67,6 +67,12 @@ def interpreted(fn):
     return interpreted(fn)
 
 
+def _one_blas_thread(run):
+    from .parallel import one_blas_thread
+
+    return one_blas_thread(run)
+
+
 # Stands for the background compile between the run that started it and that run's
 # end, when its caller submits it: never done, so runs meanwhile are interpreted.
 _NOT_SUBMITTED = concurrent.futures.Future()
@@ -223,7 +229,8 @@ class ServedAfterBuild:
     how long the build takes: run 1 is the reference interpreter, every
     later run the build's result, waited for when it is not done (whatever
     config.async_compile says; the build runs on the compile thread either
-    way, cache.BackgroundBuild).
+    way, cache.BackgroundBuild). The interpreter runs its products with
+    OpenBLAS on one thread (parallel.one_blas_thread), as compiled code does.
 
     Args:
       fn: the ir.Function (what the interpreter runs).
@@ -253,7 +260,7 @@ class ServedAfterBuild:
         with self._lock:
             if not self._ran:
                 self._ran = True
-                self._interim = interpreted(self.fn)
+                self._interim = _one_blas_thread(interpreted(self.fn))
                 return self._interim, False, True
         self._build.result()  # waits for it (outside the lock), or runs it here if nothing began it
         with self._lock:

@@ -148,3 +148,16 @@ def test_background_build_runs_once_by_whoever_begins_it():
     build.submit()
     with pytest.raises(ValueError, match="no"):
         build.result()
+
+
+def test_the_interpreted_call_runs_openblas_on_one_thread(monkeypatch):
+    from gradtape.codegen import blas
+    from gradtape.runtime import parallel
+
+    before = blas.thread_count()
+    if before is None:
+        pytest.skip("no OpenBLAS")
+    seen = []
+    serial = parallel.one_blas_thread(lambda a: seen.append(blas.thread_count()) or a)
+    assert serial(3) == 3
+    assert seen == [1] and blas.thread_count() == before
