@@ -8,7 +8,6 @@ waits for it and runs it. These tests check which code served each call
 build's speed.
 """
 import logging
-import threading
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import pytest
 import gradtape as gt
 from gradtape import runtime
 from gradtape.runtime import cache
+from tests.slow_builds import slow_background_builds
 
 pytestmark = pytest.mark.native
 
@@ -117,14 +117,7 @@ def test_same_bits_whatever_the_builds_speed(monkeypatch):
         return out
 
     fast = loop()
-    real = cache.BackgroundBuild._run_once
-
-    def slow(self):  # the compile thread sleeps first: the next call that needs it runs it itself
-        if threading.current_thread() is not threading.main_thread():
-            threading.Event().wait(0.5)
-        return real(self)
-
-    monkeypatch.setattr(cache.BackgroundBuild, "_run_once", slow)
+    slow_background_builds(monkeypatch)
     slowed = loop()
     for a, b in zip(fast, slowed):
         np.testing.assert_array_equal(a, b)
