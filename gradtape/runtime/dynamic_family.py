@@ -18,7 +18,7 @@ caller as always. `log` hears each decision (`starting`, `compiled`,
 
 Or in the background (staged functions, staging/dynamic_versions.py):
 
-    build = family.start(dims2, fn2, label)        # generalizes now; None: no dynamic version from fn2
+    build = family.start(dims2, fn2, label)        # checks sizes; None: no dynamic version from fn2
     build.submit()                                 # compiles on the compile thread (cache.BackgroundBuild)
     run = family.offer(dims2, fn2, label)          # later: waits for that build, then as above
 
@@ -68,19 +68,23 @@ class Family:
 
     def start(self, dims, fn, label):
         """The build of the dynamic version from this member, not yet run (a cache.BackgroundBuild,
-        also kept as `pending`), or None: no dynamic version from it (its sizes, or its program;
-        `failed` then says whether the family has given up). Generalizing happens here (a few ms);
-        lowering and LLVM in the build. `offer` afterwards waits for it."""
+        also kept as `pending`), or None: no dynamic version from it (its sizes; `failed` then says
+        whether the family has given up). Only the sizes are checked here: generalizing the two
+        programs, lowering and LLVM are the build's. `offer` afterwards waits for it."""
         self.settle()
         if self.failed or self.kernel is not None:
             return None
-        made = self._generalize(dims, fn, label)
-        if made is None:
+        sizes = self._sizes(dims, fn, label)
+        if sizes is None:
             return None
-        sym, changed = made
         self.log.starting(label, background=True)
         log = self.log  # this member's words, whenever the build runs
-        self.pending = cache.BackgroundBuild(lambda: self._compile(sym, changed, label, log))
+
+        def build():
+            sym = self._symbolic(fn, *sizes, label, log)
+            return sym is not None and self._compile(sym, sizes[0], label, log)
+
+        self.pending = cache.BackgroundBuild(build)
         return self.pending
 
     def settle(self):
@@ -91,14 +95,18 @@ class Family:
             self.pending = None
 
     def _make(self, dims, fn, label) -> bool:
-        made = self._generalize(dims, fn, label)
-        if made is None:
+        sizes = self._sizes(dims, fn, label)
+        if sizes is None:
+            return False
+        sym = self._symbolic(fn, *sizes, label, self.log)
+        if sym is None:
             return False
         self.log.starting(label, background=False)
-        return self._compile(*made, label, self.log)
+        return self._compile(sym, sizes[0], label, self.log)
 
-    def _generalize(self, dims, fn, label):
-        """(the symbolic Function of this family, the indexes of its dynamic dims), or None."""
+    def _sizes(self, dims, fn, label):
+        """(the indexes of the dims that changed, their size in the first member, in this one), or
+        None: no dynamic version from this member."""
         changed = [i for i, (a, b) in enumerate(zip(self.dims, dims)) if a != b]
         before, after = {self.dims[i] for i in changed}, {dims[i] for i in changed}
         if not changed or len(before) != 1 or len(after) != 1:
@@ -111,12 +119,15 @@ class Family:
             if n1 < MIN_SIZE:  # a size 0 or 1 says nothing of the others: start from this one
                 self.dims, self.fn = list(dims), fn
             return None
+        return changed, n1, n2
+
+    def _symbolic(self, fn, changed, n1, n2, label, log):
+        """The symbolic Function of this family from its first member and `fn`, or None (failed)."""
         sym = generalize(self.fn, n1, fn, n2)
         if sym is None:
             self.failed = True
-            self.log.failed(label, "the programs at two sizes differ in more than sizes")
-            return None
-        return sym, changed
+            log.failed(label, "the programs at two sizes differ in more than sizes")
+        return sym
 
     def _compile(self, sym, changed, label, log) -> bool:
         try:

@@ -17,9 +17,9 @@ argument of `differentiable`, `grad`, ...):
 
 With the automatic policy the dynamic version is built in the background
 by a rule of calls, never of time (so results do not depend on timing):
-the call that meets the second size generalizes the two traces (about a
-ms), runs in the reference interpreter, and then submits the build
-(lowering, LLVM) to the compile thread (runtime/cache.py's
+the call that meets the second size runs in the reference interpreter,
+and then submits the build (generalizing the two traces, lowering, LLVM)
+to the compile thread (runtime/cache.py's
 BackgroundBuild); the next call that needs it (that size again, through
 runtime/serving.py's ServedAfterBuild, or a later size, through `attach`)
 waits for it. With a policy given up front, the first call builds it in the

@@ -154,3 +154,17 @@ def test_the_interpreted_call_runs_openblas_on_one_thread(monkeypatch):
     serial = parallel.one_blas_thread(lambda a: seen.append(blas.thread_count()) or a)
     assert serial(3) == 3
     assert seen == [1] and blas.thread_count() == before
+
+
+def test_programs_that_differ_in_more_than_sizes_find_it_in_the_build(caplog):
+    def f(x):  # an array constant of the size: the traces at two sizes differ in a literal
+        return gt.sum(x * np.arange(x.shape[0], dtype=np.float64))
+
+    caplog.set_level(logging.INFO, logger="gradtape")
+    staged = gt.grad(f)
+    for n in (10, 20, 20, 30):
+        np.testing.assert_array_equal(staged(np.ones(n)), np.arange(n, dtype=np.float64))
+    assert "the programs at two sizes differ in more than sizes" in caplog.text
+    (program,) = [p for parts, p in staged.programs() if parts[0] == (20,)]
+    assert program.compiled.native and not getattr(program.compiled, "dynamic", False)
+    assert staged.cache_info().compiles == 4  # 10, the dynamic attempt, 20's own, 30's
