@@ -40,6 +40,7 @@ import os
 import threading
 import time
 import warnings
+import weakref
 
 from .. import codegen
 from . import config, disk_cache, target
@@ -294,6 +295,9 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
     return not not_done
 
 
+_builds = weakref.WeakSet()  # every BackgroundBuild (a forked child begins the unfinished ones again)
+
+
 class BackgroundBuild:
     """A build run once: on the compile thread once submitted, or by the first caller that needs it.
 
@@ -311,13 +315,21 @@ class BackgroundBuild:
     submitted.
     """
 
-    __slots__ = ("_make", "_claimed", "_lock", "_future")
+    __slots__ = ("_make", "_claimed", "_lock", "_future", "__weakref__")
 
     def __init__(self, make):
         self._make = make
         self._claimed = False
         self._lock = threading.Lock()
         self._future = concurrent.futures.Future()
+        _builds.add(self)
+
+    def _forget_after_fork(self):
+        """In a forked child: the thread that ran it is gone, so it is begun again by whoever needs it."""
+        if not self._future.done() and self._make is not None:
+            self._claimed = False
+            self._lock = threading.Lock()
+            self._future = concurrent.futures.Future()
 
     def submit(self):
         """Run it on the compile thread (nothing when it is already begun or submitted)."""
@@ -392,6 +404,8 @@ def _after_fork_in_child():
     for key in [k for k, f in _entries.items() if not f.done()]:
         del _entries[key]  # never finished: not in _footprints
     _in_flight.clear()
+    for build in list(_builds):  # a build the compile thread was running would never finish
+        build._forget_after_fork()
     target.llvm_lock = threading.RLock()
 
 

@@ -222,12 +222,13 @@ class ServedFunction:
 
 class ServedAfterBuild:
     """A Function whose native code another build makes (a dynamic version, staging/dynamic_versions.py):
-    its first run is interpreted and starts that build in the background; the next run waits for it.
+    its first `interpreted_runs` runs are interpreted (the first starts that build in the
+    background); the next run waits for it.
 
     The same protocol as ServedFunction (`runner()`, then `submit()` when
     `started` and not `final`). Which code runs each call never depends on
-    how long the build takes: run 1 is the reference interpreter, every
-    later run the build's result, waited for when it is not done (whatever
+    how long the build takes: runs 1 to `interpreted_runs` are the reference
+    interpreter, every later run the build's result, waited for when it is not done (whatever
     config.async_compile says; the build runs on the compile thread either
     way, cache.BackgroundBuild). The interpreter runs its products with
     OpenBLAS on one thread (parallel.one_blas_thread), as compiled code does.
@@ -240,14 +241,15 @@ class ServedAfterBuild:
         ServedFunction of its own (compiled for itself, by the usual policy).
     """
 
-    __slots__ = ("fn", "compiled", "_build", "_resolve", "_lock", "_ran", "_own", "_interim")
+    __slots__ = ("fn", "compiled", "_build", "_resolve", "_lock", "_runs", "_interpreted_runs", "_own", "_interim")
 
-    def __init__(self, fn, build, resolve):
+    def __init__(self, fn, build, resolve, interpreted_runs: int = 1):
         self.fn = fn
         self.compiled = None
         self._build, self._resolve = build, resolve
         self._lock = threading.Lock()
-        self._ran = False  # the first run (the interpreted one) was handed out
+        self._runs = 0  # interpreted runs handed out
+        self._interpreted_runs = max(1, int(interpreted_runs))
         self._own = None  # the ServedFunction, when the build made nothing for fn
         self._interim = None
 
@@ -258,10 +260,11 @@ class ServedAfterBuild:
         if compiled is not None:
             return compiled, True, False
         with self._lock:
-            if not self._ran:
-                self._ran = True
-                self._interim = _one_blas_thread(interpreted(self.fn))
-                return self._interim, False, True
+            if self._runs < self._interpreted_runs:
+                self._runs += 1
+                if self._interim is None:
+                    self._interim = _one_blas_thread(interpreted(self.fn))
+                return self._interim, False, self._runs == 1  # the first run's caller submits the build
         self._build.result()  # waits for it (outside the lock), or runs it here if nothing began it
         with self._lock:
             if self.compiled is None and self._own is None:
@@ -289,5 +292,5 @@ class ServedAfterBuild:
             self._build.submit()
 
     def __repr__(self):
-        state = "compiled" if self.compiled is not None else "building" if self._ran else "new"
+        state = "compiled" if self.compiled is not None else "building" if self._runs else "new"
         return f"<ServedAfterBuild {state}>"

@@ -17,13 +17,14 @@ argument of `differentiable`, `grad`, ...):
 
 With the automatic policy the dynamic version is built in the background
 by a rule of calls, never of time (so results do not depend on timing):
-the call that meets the second size runs in the reference interpreter,
-and then submits the build (generalizing the two traces, lowering, LLVM)
-to the compile thread (runtime/cache.py's
-BackgroundBuild); the next call that needs it (that size again, through
-runtime/serving.py's ServedAfterBuild, or a later size, through `attach`)
-waits for it. With a policy given up front, the first call builds it in the
-call, as a first call compiles its specialized version.
+the call that meets the second size runs in the reference interpreter and
+then submits the build (generalizing the two traces, lowering, LLVM) to the
+compile thread (runtime/cache.py's BackgroundBuild). That size's next calls
+run in the interpreter too, up to INTERPRETED_RUNS in all (1 for a Function
+with loops); the call after them (through runtime/serving.py's
+ServedAfterBuild), or the first call at a later size (through `attach`),
+waits for the build. With a policy given up front, the first call builds
+it in the call, as a first call compiles its specialized version.
 
 Each new size is still traced and transformed (no compile) and used only
 when it is exactly the dynamic Function at that size; sizes 0 and 1 (and
@@ -121,7 +122,7 @@ class DynamicVersions:
 
         from ..runtime.serving import ServedAfterBuild
 
-        program.serve_by(ServedAfterBuild(program.fn, build, resolve))
+        program.serve_by(ServedAfterBuild(program.fn, build, resolve, interpreted_runs(program.fn)))
         return True
 
     def _offer(self, family, dims, program, log) -> bool:
@@ -165,6 +166,38 @@ class DynamicVersions:
             leaves[leaf_index] = np.zeros(shape, dtype=np.asarray(x).dtype)
         fake = [a if r is None else tree.unflatten(a, leaves[r[0]:r[1]]) for a, r in zip(args, sig.ranges)]
         staged._program_for(fake)
+
+
+# How many runs of the second size the interpreter serves before they wait for the dynamic
+# version's build: a count of runs, never a time, so which code computes each call does not
+# depend on how long the build takes. A training loop meets a last, smaller batch once per
+# epoch; eight epochs hide a build of a few hundred ms behind short epochs, and the reference
+# interpreter runs a Function without loops at about NumPy's pace (W3's gradient at batch 40:
+# 1.15x a native step at 128). A Function with loops runs one Python iteration at a time
+# there, so its second size waits after one run.
+INTERPRETED_RUNS = 8
+
+
+def interpreted_runs(fn) -> int:
+    """INTERPRETED_RUNS, or 1 for a Function with a loop (scan, while) at any depth."""
+    return 1 if _has_loop(fn) else INTERPRETED_RUNS
+
+
+_LOOP_OPS = frozenset({"scan", "while", "while_vjp"})
+
+
+def _has_loop(fn) -> bool:
+    for eqn in fn.eqns:
+        if eqn.op.name in _LOOP_OPS:
+            return True
+        for value in eqn.params.values():
+            inner = value if hasattr(value, "eqns") else None
+            if inner is None and isinstance(value, (tuple, list)):
+                if any(hasattr(v, "eqns") and _has_loop(v) for v in value):
+                    return True
+            elif inner is not None and _has_loop(inner):
+                return True
+    return False
 
 
 class _Log:

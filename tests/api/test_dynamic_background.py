@@ -2,12 +2,16 @@
 
 The call that meets a family's second size runs in the reference
 interpreter and then starts the dynamic version's build on the compile
-thread; the next call that needs it (that size again, or a third size)
-waits for it and runs it. These tests check which code served each call
+thread; that size's calls run in the interpreter INTERPRETED_RUNS times in
+all, and the next call that needs the build (that size after those, or a
+third size) waits for it and runs it. These tests check which code served each call
 (the interpreter's bits, the compile log, the counters), whatever the
 build's speed.
 """
 import logging
+import os
+import signal
+import threading
 
 import numpy as np
 import pytest
@@ -15,6 +19,7 @@ import pytest
 import gradtape as gt
 from gradtape import runtime
 from gradtape.runtime import cache
+from gradtape.staging.dynamic_versions import INTERPRETED_RUNS
 from tests.slow_builds import slow_background_builds
 
 pytestmark = pytest.mark.native
@@ -52,6 +57,9 @@ def test_second_size_runs_in_the_interpreter_then_the_dynamic_version(caplog):
     assert "dynamic (from (w: f64[6,3], x: f64[10,6])): started in the background; this call runs in the " \
            "interpreter" in caplog.text
     assert staged.cache_info().compiles == 2  # the first size's, and the dynamic version's (when it started)
+    assert runtime.wait_for_compiles(timeout=300)
+    for _ in range(INTERPRETED_RUNS - 1):  # the interpreter still, although the build is done
+        np.testing.assert_array_equal(staged(w, x), first)
     again = staged(w, x)  # waits for the build if it is not done
     assert program.compiled.dynamic and program.compiled.n == 10
     assert "with its dynamic version at N=10 (no compile)" in caplog.text
@@ -95,7 +103,8 @@ def test_a_build_that_fails_leaves_the_program_its_own_compile(caplog):
     for n in (10, 20):
         np.testing.assert_allclose(staged(np.linspace(-1, 2, n)), 2 * np.linspace(-1, 2, n), rtol=1e-15)
     x = np.linspace(-1, 2, 20)
-    np.testing.assert_allclose(staged(x), 2 * x, rtol=1e-15)  # waited, then compiled for itself
+    for _ in range(INTERPRETED_RUNS):  # the interpreter's runs, then one that waited and compiled
+        np.testing.assert_allclose(staged(x), 2 * x, rtol=1e-15)
     (program,) = [p for parts, p in staged.programs() if parts[0] == (20,)]
     assert program.compiled.native and not getattr(program.compiled, "dynamic", False)
     assert "no dynamic version of grad(f)" in caplog.text
@@ -109,7 +118,7 @@ def test_same_bits_whatever_the_builds_speed(monkeypatch):
         staged = gt.grad(loss)
         w = _data(1)[0]
         out = []
-        for epoch in range(3):
+        for epoch in range(INTERPRETED_RUNS + 2):  # size 10 interpreted, then the dynamic version
             for n in (32, 32, 10):
                 g = staged(w, _data(n, seed=n)[1])
                 w = w - 0.1 * g
@@ -162,9 +171,35 @@ def test_programs_that_differ_in_more_than_sizes_find_it_in_the_build(caplog):
 
     caplog.set_level(logging.INFO, logger="gradtape")
     staged = gt.grad(f)
-    for n in (10, 20, 20, 30):
+    for n in (10, *[20] * (INTERPRETED_RUNS + 1), 30):  # 20: interpreted runs, then its own compile
         np.testing.assert_array_equal(staged(np.ones(n)), np.arange(n, dtype=np.float64))
     assert "the programs at two sizes differ in more than sizes" in caplog.text
     (program,) = [p for parts, p in staged.programs() if parts[0] == (20,)]
     assert program.compiled.native and not getattr(program.compiled, "dynamic", False)
     assert staged.cache_info().compiles == 4  # 10, the dynamic attempt, 20's own, 30's
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork: POSIX only")
+def test_a_child_forked_while_the_compile_thread_builds_runs_the_build_itself():
+    """The compile thread is not in a forked child: a build it was running is begun again there
+    by the first caller that needs it, instead of being waited for forever."""
+    started, release = threading.Event(), threading.Event()
+
+    def make():
+        if os.getpid() == parent:  # in the parent: hold the compile thread until the fork is done
+            started.set()
+            release.wait(60)
+        return 42
+
+    parent = os.getpid()
+    build = cache.BackgroundBuild(make)
+    build.submit()
+    assert started.wait(60)
+    pid = os.fork()
+    if pid == 0:  # the child: alarm guards against the hang this test is about
+        signal.alarm(30)
+        os._exit(0 if build.result() == 42 else 1)
+    release.set()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert build.result() == 42

@@ -27,7 +27,7 @@ params = [rng.normal(size=(8, 16)), rng.normal(size=(16, 2))]
 x, y = rng.normal(size=(3 * 32 + 10, 8)), rng.normal(size=(3 * 32 + 10, 2))
 g = gt.grad(loss)
 digest, grads = hashlib.sha256(), []
-for epoch in range(3):
+for epoch in range(10):  # the last batch: 8 runs interpreted, then the dynamic version
     for start in range(0, x.shape[0], 32):
         d = g(params, x[start:start + 32], y[start:start + 32])
         for a in d:
@@ -50,7 +50,7 @@ def _numpy_loop():
     rng = np.random.default_rng(0)
     w1, w2 = rng.normal(size=(8, 16)), rng.normal(size=(16, 2))
     x, y = rng.normal(size=(3 * 32 + 10, 8)), rng.normal(size=(3 * 32 + 10, 2))
-    for _ in range(3):
+    for _ in range(10):
         for start in range(0, x.shape[0], 32):
             xb, yb = x[start:start + 32], y[start:start + 32]
             h = np.tanh(xb @ w1)
