@@ -40,6 +40,7 @@ import os
 import threading
 import time
 import warnings
+import weakref
 
 from .. import codegen
 from . import config, disk_cache, target
@@ -294,9 +295,96 @@ def wait_for_compiles(timeout: float | None = None) -> bool:
     return not not_done
 
 
+_builds = weakref.WeakSet()  # every BackgroundBuild (a forked child begins the unfinished ones again)
+
+
+class BackgroundBuild:
+    """A build run once: on the compile thread once submitted, or by the first caller that needs it.
+
+        build = BackgroundBuild(make)   # make(): what the build makes (it handles its own errors)
+        build.submit()                  # after the call that started it has run
+        value = build.result()          # waits for it, or runs it here if no thread has begun it
+
+    Whoever begins it first runs it (the compile thread or a caller of
+    `result`), so a caller never waits for a submit that never comes, and
+    what `result` gives does not depend on which ran it or when. Unlike
+    compile_function_async, it goes to the compile thread whether or not
+    config.async_compile is on: the callers (a dynamic version,
+    runtime/dynamic_family.py) decide which code serves each call by a rule
+    that does not depend on timing. wait_for_compiles waits for it once
+    submitted.
+    """
+
+    __slots__ = ("_make", "_claimed", "_lock", "_future", "__weakref__")
+
+    def __init__(self, make):
+        self._make = make
+        self._claimed = False
+        self._lock = threading.Lock()
+        self._future = concurrent.futures.Future()
+        _builds.add(self)
+
+    def _forget_after_fork(self):
+        """In a forked child: the thread that ran it is gone, so it is begun again by whoever needs it."""
+        if not self._future.done() and self._make is not None:
+            self._claimed = False
+            self._lock = threading.Lock()
+            self._future = concurrent.futures.Future()
+
+    def submit(self):
+        """Run it on the compile thread (nothing when it is already begun or submitted)."""
+        with self._lock:
+            if self._claimed or self._future.running():
+                return
+            self._future.set_running_or_notify_cancel()  # marks it submitted
+        with _lock:
+            _in_flight.add(self._future)
+        try:
+            _background().submit(self._run_once)
+        except RuntimeError:  # the interpreter is shutting down: the next result() runs it
+            with _lock:
+                _in_flight.discard(self._future)
+
+    def result(self):
+        """What the build made, once it is done (run here when nothing has begun it)."""
+        self._run_once()
+        return self._future.result()
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def _run_once(self):
+        with self._lock:
+            if self._claimed:
+                return
+            self._claimed = True
+            if not self._future.running():
+                self._future.set_running_or_notify_cancel()
+        try:
+            value = self._make()
+        except BaseException as e:
+            self._future.set_exception(e)
+        else:
+            self._future.set_result(value)
+        finally:
+            self._make = None
+            with _lock:
+                _in_flight.discard(self._future)
+
+
 def interpreted(fn) -> CompiledFunction:
     """A CompiledFunction that runs `fn` with the reference interpreter (not cached; same calling convention)."""
     return CompiledFunction(fn, fallback_reason="interpreter requested")
+
+
+def prestart_background():
+    """Start the compile thread now (an idle thread), so that the first BackgroundBuild submitted
+    later does not pay for importing and starting it in the call that submits it."""
+    _background().submit(_nothing)
+
+
+def _nothing():
+    pass
 
 
 def _background():
@@ -316,6 +404,8 @@ def _after_fork_in_child():
     for key in [k for k, f in _entries.items() if not f.done()]:
         del _entries[key]  # never finished: not in _footprints
     _in_flight.clear()
+    for build in list(_builds):  # a build the compile thread was running would never finish
+        build._forget_after_fork()
     target.llvm_lock = threading.RLock()
 
 

@@ -15,11 +15,21 @@ offered afterwards runs it when its own Function is exactly the dynamic one
 at its N (`SymbolicFunction.matches`), and otherwise is compiled by its
 caller as always. `log` hears each decision (`starting`, `compiled`,
 `used`, `declined`, `failed`, each with the caller's label first).
+
+Or in the background (staged functions, staging/dynamic_versions.py):
+
+    build = family.start(dims2, fn2, label)        # checks sizes; None: no dynamic version from fn2
+    build.submit()                                 # compiles on the compile thread (cache.BackgroundBuild)
+    run = family.offer(dims2, fn2, label)          # later: waits for that build, then as above
+
+Every `offer` (and `covers`) first waits for a build in flight, so what it
+gives never depends on how long the build took.
 """
 from __future__ import annotations
 
 from ..codegen.dynamic_generalize import generalize
 from ..codegen.dynamic_sizes import MIN_SIZE
+from . import cache
 from .dynamic_kernel import DynamicKernel
 
 
@@ -31,9 +41,11 @@ class Family:
         self.kernel = self.symbolic = self.mask = None
         self.failed = False
         self.compiles = 0
+        self.pending = None  # the background build of the dynamic version (start), until it is done
 
     def offer(self, dims, fn, label):
         """The dynamic version bound to `fn`'s size when it serves `fn` exactly, else None."""
+        self.settle()
         if self.failed:
             return None
         if self.kernel is None and not self._make(dims, fn, label):
@@ -54,35 +66,80 @@ class Family:
         self.log.used(label, n)
         return run
 
+    def start(self, dims, fn, label):
+        """The build of the dynamic version from this member, not yet run (a cache.BackgroundBuild,
+        also kept as `pending`), or None: no dynamic version from it (its sizes; `failed` then says
+        whether the family has given up). Only the sizes are checked here: generalizing the two
+        programs, lowering and LLVM are the build's. `offer` afterwards waits for it."""
+        self.settle()
+        if self.failed or self.kernel is not None:
+            return None
+        sizes = self._sizes(dims, fn, label)
+        if sizes is None:
+            return None
+        self.log.starting(label, background=True)
+        log = self.log  # this member's words, whenever the build runs
+
+        def build():
+            sym = self._symbolic(fn, *sizes, label, log)
+            return sym is not None and self._compile(sym, sizes[0], label, log)
+
+        self.pending = cache.BackgroundBuild(build)
+        return self.pending
+
+    def settle(self):
+        """Wait for the build in flight, if any (or run it here when nothing has begun it)."""
+        pending = self.pending
+        if pending is not None:
+            pending.result()
+            self.pending = None
+
     def _make(self, dims, fn, label) -> bool:
+        sizes = self._sizes(dims, fn, label)
+        if sizes is None:
+            return False
+        sym = self._symbolic(fn, *sizes, label, self.log)
+        if sym is None:
+            return False
+        self.log.starting(label, background=False)
+        return self._compile(sym, sizes[0], label, self.log)
+
+    def _sizes(self, dims, fn, label):
+        """(the indexes of the dims that changed, their size in the first member, in this one), or
+        None: no dynamic version from this member."""
         changed = [i for i, (a, b) in enumerate(zip(self.dims, dims)) if a != b]
         before, after = {self.dims[i] for i in changed}, {dims[i] for i in changed}
         if not changed or len(before) != 1 or len(after) != 1:
             if changed:  # two sizes changing at once: specialized versions
                 self.failed = True
                 self.log.failed(label, "more than one size changed")
-            return False
+            return None
         n1, n2 = before.pop(), after.pop()
         if min(n1, n2) < MIN_SIZE:
             if n1 < MIN_SIZE:  # a size 0 or 1 says nothing of the others: start from this one
                 self.dims, self.fn = list(dims), fn
-            return False
+            return None
+        return changed, n1, n2
+
+    def _symbolic(self, fn, changed, n1, n2, label, log):
+        """The symbolic Function of this family from its first member and `fn`, or None (failed)."""
         sym = generalize(self.fn, n1, fn, n2)
         if sym is None:
             self.failed = True
-            self.log.failed(label, "the programs at two sizes differ in more than sizes")
-            return False
-        self.log.starting(label)
+            log.failed(label, "the programs at two sizes differ in more than sizes")
+        return sym
+
+    def _compile(self, sym, changed, label, log) -> bool:
         try:
             kernel = DynamicKernel(sym.fn, f"{label} dynamic")
         except Exception as e:  # Unsupported, DynamicUnsupported, CompileError: specialized versions
             self.failed = True
-            self.log.failed(label, f"{type(e).__name__}: {e}")
+            log.failed(label, f"{type(e).__name__}: {e}")
             return False
         self.kernel, self.symbolic, self.mask = kernel, sym, changed
         self.fn = None  # no longer needed: the symbolic Function stands for every size
         self.compiles += 1
-        self.log.compiled(label, kernel, sym)
+        log.compiled(label, kernel, sym)
         return True
 
     def size_of(self, dims):

@@ -7,9 +7,13 @@ ServedFunction, its own compile at its `compile_after`-th run. This hook
 whose Functions have the same ops and ranks into families
 (dynamic_family.py), and counts runs per family: once a family has run
 `compile_after` times over at least two sizes, its dynamic version is
-compiled, and from then on every plan of the family runs it, a new size
-with no compile at all (when its Function is exactly the dynamic one at its
-N; otherwise the plan is served as before). A family of one size is served
+built in the background: the run that gets there is served as before (by
+its plan's ServedFunction, hence by the interpreter, since that plan has
+not yet run `compile_after` times) and then submits the build, and the next
+run that needs it waits for it, so which code serves a run never depends
+on timing. From then on every plan of the family runs it, a new size with
+no compile at all (when its Function is exactly the dynamic one at its N;
+otherwise the plan is served as before). A family of one size is served
 exactly as ServedFunction serves it.
 
     serve = DynamicServing()
@@ -72,13 +76,15 @@ class _Group:
 class _Served:
     """One plan: its ServedFunction, or the family's dynamic version once there is one."""
 
-    __slots__ = ("served", "group", "fn", "dims", "compiled", "_checked")
+    __slots__ = ("served", "group", "fn", "dims", "compiled", "_checked", "_build", "_target")
 
     def __init__(self, served, group, fn):
         self.served, self.group, self.fn = served, group, fn
         self.dims = [d for t in fn.in_types for d in t.shape]
         self.compiled = None
         self._checked = False  # the family's dynamic version was tried on this plan
+        self._build = None  # the dynamic version's build this plan started, until its next run
+        self._target = None
 
     def __call__(self, *args):
         compiled = self.compiled
@@ -86,13 +92,23 @@ class _Served:
             compiled = self._dynamic()
         if compiled is not None:
             return compiled(*args)
-        outs = self.served(*args)
+        try:
+            outs = self.served(*args)
+        finally:
+            if self._build is not None:
+                self._build.submit()  # the background build, once the run that started it is done
         if self.served.compiled is not None:
             self.compiled = self.served.compiled
         return outs
 
     def _dynamic(self):
         group = self.group
+        if self._build is not None:  # this plan started the build: its next run waits for it
+            with group.lock:
+                run = group.family.offer(self.dims, self._target, "tape backward plan")
+            self._build = self._target = None
+            self.compiled = run
+            return run
         if self._checked or self.served.compiled is not None:
             return None
         with group.lock:
@@ -108,7 +124,17 @@ class _Served:
 
                 first = group.first if group.prepare is None else group.prepare(group.first)
                 group.family = Family(_dims(group.first), first, _PlanLog())
-            run = group.family.offer(self.dims, target, "tape backward plan")
+            family = group.family
+            family.settle()
+            if family.kernel is None and not family.failed:
+                # The run that makes the family's dynamic version is served as before (its plan's
+                # count of runs says by what: the interpreter, as it is not yet at compile_after) and
+                # then starts the build in the background; the next run that needs it waits for it.
+                build = family.start(self.dims, target, "tape backward plan")
+                if build is not None:
+                    self._build, self._target = build, target
+                    return None
+            run = family.offer(self.dims, target, "tape backward plan")
         self.compiled = run
         return run
 
@@ -126,8 +152,9 @@ def _structure_key(fn):
 class _PlanLog:
     """What a family of backward plans says, on the `gradtape` logger (GRADTAPE_LOG=compiles)."""
 
-    def starting(self, label):
-        logger.info("%s: building a dynamic version (this run waits for it)", label)
+    def starting(self, label, background=False):
+        logger.info("%s: building a dynamic version (%s)", label,
+                    "in the background" if background else "this run waits for it")
 
     def compiled(self, label, kernel, symbolic):
         how = "loaded a dynamic version from the disk cache" if kernel.loaded_from_disk else "compiled a dynamic version"

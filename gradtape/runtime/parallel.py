@@ -162,6 +162,27 @@ def pool_address(symbol: str = PARALLEL_FOR) -> int:
     return _pool.addresses[symbol]
 
 
+def one_blas_thread(run):
+    """`run` with OpenBLAS on one thread while it runs: the bracket compiled code puts around its BLAS
+    steps (blas_serial.py; the same save, count and restore, so it is safe beside compiled code on
+    other threads). For the reference interpreter serving a call of a loop (serving.py): NumPy's
+    threaded products stall on a crowded machine (W3's gradient at a batch of 40 took 6 to 80 ms
+    interpreted, by the load) and round differently from one-thread ones."""
+    from ..codegen.parallel import BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE
+
+    signature = ctypes.CFUNCTYPE(None)
+    enter, leave = signature(pool_address(BLAS_SERIAL_ENTER)), signature(pool_address(BLAS_SERIAL_LEAVE))
+
+    def serial(*args):
+        enter()
+        try:
+            return run(*args)
+        finally:
+            leave()
+
+    return serial
+
+
 def worker_units() -> int:
     """How many units of split loops the pool's workers (not the callers) have run in this process."""
     return _pool.words[WORKER_UNITS].value if _pool is not None else 0

@@ -67,6 +67,12 @@ def interpreted(fn):
     return interpreted(fn)
 
 
+def _one_blas_thread(run):
+    from .parallel import one_blas_thread
+
+    return one_blas_thread(run)
+
+
 # Stands for the background compile between the run that started it and that run's
 # end, when its caller submits it: never done, so runs meanwhile are interpreted.
 _NOT_SUBMITTED = concurrent.futures.Future()
@@ -212,3 +218,79 @@ class ServedFunction:
         state = "compiled" if self.compiled is not None else "compiling" if self._future else "interpreted"
         types = [", ".join(map(str, ts)) for ts in (self.fn.in_types, self.fn.out_types)]
         return f"<ServedFunction ({types[0]}) -> ({types[1]}), {state}>"
+
+
+class ServedAfterBuild:
+    """A Function whose native code another build makes (a dynamic version, staging/dynamic_versions.py):
+    its first `interpreted_runs` runs are interpreted (the first starts that build in the
+    background); the next run waits for it.
+
+    The same protocol as ServedFunction (`runner()`, then `submit()` when
+    `started` and not `final`). Which code runs each call never depends on
+    how long the build takes: runs 1 to `interpreted_runs` are the reference
+    interpreter, every later run the build's result, waited for when it is not done (whatever
+    config.async_compile says; the build runs on the compile thread either
+    way, cache.BackgroundBuild). The interpreter runs its products with
+    OpenBLAS on one thread (parallel.one_blas_thread), as compiled code does.
+
+    Args:
+      fn: the ir.Function (what the interpreter runs).
+      build: the cache.BackgroundBuild.
+      resolve: called once the build is done: the callable for `fn` (a
+        dynamic_kernel.SizedCall), or None: then `fn` is served by a
+        ServedFunction of its own (compiled for itself, by the usual policy).
+    """
+
+    __slots__ = ("fn", "compiled", "_build", "_resolve", "_lock", "_runs", "_interpreted_runs", "_own", "_interim")
+
+    def __init__(self, fn, build, resolve, interpreted_runs: int = 1):
+        self.fn = fn
+        self.compiled = None
+        self._build, self._resolve = build, resolve
+        self._lock = threading.Lock()
+        self._runs = 0  # interpreted runs handed out
+        self._interpreted_runs = max(1, int(interpreted_runs))
+        self._own = None  # the ServedFunction, when the build made nothing for fn
+        self._interim = None
+
+    def runner(self):
+        """`(run, final, started)` as ServedFunction.runner: the first call gets the interpreter and
+        `started` (its caller submits the build), later ones wait for the build."""
+        compiled = self.compiled
+        if compiled is not None:
+            return compiled, True, False
+        with self._lock:
+            if self._runs < self._interpreted_runs:
+                self._runs += 1
+                if self._interim is None:
+                    self._interim = _one_blas_thread(interpreted(self.fn))
+                return self._interim, False, self._runs == 1  # the first run's caller submits the build
+        self._build.result()  # waits for it (outside the lock), or runs it here if nothing began it
+        with self._lock:
+            if self.compiled is None and self._own is None:
+                run = self._resolve()
+                if run is None:
+                    self._own = ServedFunction(self.fn)
+                else:
+                    self.compiled = run
+                self._interim = None
+            if self.compiled is not None:
+                return self.compiled, True, False
+            own = self._own
+        run, final, started = own.runner()
+        if final:
+            self.compiled = run
+        return run, final, started
+
+    def submit(self, on_ready=None):
+        """Start the build that the first run's `runner()` left to its caller (or, once the build made
+        nothing for fn, the background compile of fn's own version)."""
+        own = self._own
+        if own is not None:
+            own.submit(on_ready)
+        else:
+            self._build.submit()
+
+    def __repr__(self):
+        state = "compiled" if self.compiled is not None else "building" if self._runs else "new"
+        return f"<ServedAfterBuild {state}>"

@@ -208,10 +208,15 @@ def dynamic_compiled(title: str, described: tuple, kernel, symbolic) -> None:
                     types, signature_text(described), how, _ms(kernel.compile_seconds), detail)
 
 
-def dynamic_starting(title: str, described: tuple) -> None:
-    """Log that a dynamic version's build starts (the call that asked for it waits for it)."""
+def dynamic_starting(title: str, described: tuple, background: bool = False) -> None:
+    """Log that a dynamic version's build starts: in the background (the call that met the second
+    size runs in the interpreter, the next that needs it waits for it), or in the call."""
     if logger.isEnabledFor(logging.INFO):
-        logger.info("compile %s dynamic (from %s): started", title, signature_text(described))
+        if background:
+            logger.info("compile %s dynamic (from %s): started in the background; this call runs in the "
+                        "interpreter", title, signature_text(described))
+        else:
+            logger.info("compile %s dynamic (from %s): started", title, signature_text(described))
 
 
 def dynamic_used(title: str, described: tuple, n: int) -> None:

@@ -15,6 +15,17 @@ argument of `differentiable`, `grad`, ...):
     at another size to generalize;
   - False: every signature compiles its own specialized version.
 
+With the automatic policy the dynamic version is built in the background
+by a rule of calls, never of time (so results do not depend on timing):
+the call that meets the second size runs in the reference interpreter and
+then submits the build (generalizing the two traces, lowering, LLVM) to the
+compile thread (runtime/cache.py's BackgroundBuild). That size's next calls
+run in the interpreter too, up to INTERPRETED_RUNS in all (1 for a Function
+with loops); the call after them (through runtime/serving.py's
+ServedAfterBuild), or the first call at a later size (through `attach`),
+waits for the build. With a policy given up front, the first call builds
+it in the call, as a first call compiles its specialized version.
+
 Each new size is still traced and transformed (no compile) and used only
 when it is exactly the dynamic Function at that size; sizes 0 and 1 (and
 anything else that does not match) get specialized versions. A Function
@@ -56,7 +67,8 @@ class DynamicVersions:
     def __init__(self, policy):
         self.policy = policy
         self.families: dict = {}
-        self.compiles = 0  # dynamic versions compiled (StagedFunction.cache_info adds them)
+        self.compiles = 0  # dynamic versions compiled in the call (StagedFunction.cache_info adds them)
+        self._up_front = False  # building the family of a first call (the policy's second size)
 
     def attach(self, staged, sig, args, program, title: str, described) -> bool:
         """After `program` was built for the new signature `sig`: make it run a dynamic
@@ -69,19 +81,53 @@ class DynamicVersions:
         family = self.families.get(key)
         log = _Log(title, described)
         if family is None:
+            from ..runtime import cache as runtime_cache
             from ..runtime.dynamic_family import Family  # the code generator: loaded by the first family
 
             family = self.families[key] = Family(dims, program.fn, log)
+            if self.policy is None and len(self.families) == 1:  # a second size builds in the background:
+                runtime_cache.prestart_background()  # its thread starts now, not in the call that meets it
             while len(self.families) > MAX_FAMILIES:
                 del self.families[next(iter(self.families))]
             if self.policy is not None:  # dynamic up front: trace once more at another size
-                self._second_size(staged, sig, args, dims)
+                self._up_front = True
+                try:
+                    self._second_size(staged, sig, args, dims)
+                finally:
+                    self._up_front = False
                 return self._offer(family, dims, program, log) if family.kernel else False
             return False
+        family.log = log  # this call's words
+        family.settle()
+        if family.kernel is None and not family.failed and not self._up_front:
+            return self._start(staged, family, dims, program, log)
         return self._offer(family, dims, program, log)
+
+    def _start(self, staged, family, dims, program, log) -> bool:
+        """The second size of a family: this call runs in the interpreter and then starts the
+        dynamic version's build in the background; the program's next call waits for it
+        (runtime/serving.py's ServedAfterBuild). False: no dynamic version from this program."""
+        build = family.start(dims, program.fn, log.title)
+        if build is None:
+            return False
+        lock = staged._traces.lock
+
+        def resolve():  # once the build is done: the dynamic version at this size, or None
+            with lock:
+                family.log = log
+                run = family.offer(dims, program.fn, log.title)
+            if run is not None:
+                program.log_label = None  # no compile of its own to log
+            return run
+
+        from ..runtime.serving import ServedAfterBuild
+
+        program.serve_by(ServedAfterBuild(program.fn, build, resolve, interpreted_runs(program.fn)))
+        return True
 
     def _offer(self, family, dims, program, log) -> bool:
         family.log = log  # this call's words
+        family.settle()
         before = family.compiles
         run = family.offer(dims, program.fn, log.title)
         self.compiles += family.compiles - before
@@ -97,7 +143,10 @@ class DynamicVersions:
             return False
         key, dims = _rank_key(sig.parts)
         family = self.families.get(key)
-        return family is not None and family.kernel is not None and family.size_of(dims) is not None
+        if family is None:
+            return False
+        family.settle()
+        return family.kernel is not None and family.size_of(dims) is not None
 
     def _second_size(self, staged, sig, args, dims):
         """Trace (and so generalize and compile) the family of `sig` at another size of its dynamic dims."""
@@ -119,14 +168,46 @@ class DynamicVersions:
         staged._program_for(fake)
 
 
+# How many runs of the second size the interpreter serves before they wait for the dynamic
+# version's build: a count of runs, never a time, so which code computes each call does not
+# depend on how long the build takes. A training loop meets a last, smaller batch once per
+# epoch; eight epochs hide a build of a few hundred ms behind short epochs, and the reference
+# interpreter runs a Function without loops at about NumPy's pace (W3's gradient at batch 40:
+# 1.15x a native step at 128). A Function with loops runs one Python iteration at a time
+# there, so its second size waits after one run.
+INTERPRETED_RUNS = 8
+
+
+def interpreted_runs(fn) -> int:
+    """INTERPRETED_RUNS, or 1 for a Function with a loop (scan, while) at any depth."""
+    return 1 if _has_loop(fn) else INTERPRETED_RUNS
+
+
+_LOOP_OPS = frozenset({"scan", "while", "while_vjp"})
+
+
+def _has_loop(fn) -> bool:
+    for eqn in fn.eqns:
+        if eqn.op.name in _LOOP_OPS:
+            return True
+        for value in eqn.params.values():
+            inner = value if hasattr(value, "eqns") else None
+            if inner is None and isinstance(value, (tuple, list)):
+                if any(hasattr(v, "eqns") and _has_loop(v) for v in value):
+                    return True
+            elif inner is not None and _has_loop(inner):
+                return True
+    return False
+
+
 class _Log:
     """What a family of one staged function's signatures says, in the compile log."""
 
     def __init__(self, title, described):
         self.title, self.described = title, described
 
-    def starting(self, label):
-        compile_log.dynamic_starting(self.title, self.described)
+    def starting(self, label, background=False):
+        compile_log.dynamic_starting(self.title, self.described, background)
 
     def compiled(self, label, kernel, symbolic):
         compile_log.dynamic_compiled(self.title, self.described, kernel, symbolic)

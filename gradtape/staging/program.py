@@ -102,6 +102,11 @@ class Program:
             self.compiled = run
         return run, final, started
 
+    def serve_by(self, served):
+        """Let `served` (runtime/serving.py's ServedAfterBuild: a dynamic version built in the
+        background) run this program, instead of the ServedFunction of its first call."""
+        self._served = served
+
     def submit(self):
         """Start the background compile that `runner()` left to its caller (see there)."""
         self._served.submit(on_ready=self._log_ready)

@@ -2,7 +2,11 @@
 name), with NumPy references, and the code the receiving processes run."""
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 
@@ -81,3 +85,13 @@ def run_train_step(data: bytes, X, y):
     w, step = pickle.loads(data)
     loss = step(w, X, y)
     return w, loss, step.cache_info(), step.optimizer.iterations
+
+
+def run_script(script: str, cache_dir) -> dict:
+    """Run `script` in a fresh Python process whose disk cache is `cache_dir`, with the default
+    compile settings: the JSON its last line of output prints."""
+    env = dict(os.environ, GRADTAPE_CACHE_DIR=str(cache_dir))
+    env.pop("GRADTAPE_ASYNC_COMPILE", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])

@@ -3,12 +3,9 @@ the next process (no compile), counted in runtime.cache_info(), and logged when 
 ends (runtime/dynamic_kernel.py). Both processes' gradients are NumPy's, and each other's bits."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
+
+from .functions import run_script
 
 CHILD = r"""
 import json, logging, io
@@ -35,11 +32,7 @@ print(json.dumps({"grads": grads, "log": stream.getvalue(),
 
 
 def _run(cache_dir) -> dict:
-    env = dict(os.environ, GRADTAPE_CACHE_DIR=str(cache_dir))
-    env.pop("GRADTAPE_ASYNC_COMPILE", None)
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_script(CHILD, cache_dir)
 
 
 def _numpy_gradients():

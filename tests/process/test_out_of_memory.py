@@ -148,7 +148,9 @@ ALLOC_CHILD = '''
     import numpy as np
     import gradtape as gt
 
-    double = gt.differentiable(lambda x: x * 2.0)
+    # dynamic=False: the second size compiles its own native code (with the automatic policy its
+    # first calls would run in the interpreter, whose arrays NumPy allocates)
+    double = gt.differentiable(lambda x: x * 2.0, dynamic=False)
     pooled = np.ones(1 << 20)                          # an 8 MiB result: from runtime.alloc's pool
     double(pooled)
     big = np.ones(1 << 25)                             # 256 MiB in

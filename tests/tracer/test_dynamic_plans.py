@@ -8,6 +8,7 @@ import pytest
 import gradtape as gt
 from gradtape import runtime
 from gradtape.tracer import backward_cache, backward_plan
+from tests.slow_builds import slow_background_builds
 
 
 @pytest.fixture(autouse=True)
@@ -44,9 +45,11 @@ def test_batch_sizes_share_one_dynamic_plan(caplog):
         np.testing.assert_allclose(loss.numpy(), ref_loss, rtol=1e-13)
         np.testing.assert_allclose(g.numpy(), ref_g, rtol=1e-12, atol=1e-15)
     assert caplog.text.count("compiled a dynamic version") == 1
-    # the family compiles at its 5th run (compile_after_runs), then serves every size but 1
+    # the family's build starts at its 5th run (compile_after_runs), which its plan serves as before
+    # (interpreted), in the background; every later size but 1 runs it (the 6th waits for it)
+    assert "tape backward plan: building a dynamic version (in the background)" in caplog.text
     used = caplog.text.count("runs its dynamic version at N=")
-    assert used == len([n for n in sizes[4:] if n >= 2])
+    assert used == len([n for n in sizes[5:] if n >= 2])
     assert "not the dynamic version (N=1 (the dynamic version is for N >= 2))" in caplog.text
 
 
@@ -70,3 +73,34 @@ def test_dynamic_plans_can_be_turned_off(monkeypatch, caplog):
         x, y = rng.normal(size=(n, 5)), rng.normal(size=(n, 3))
         np.testing.assert_allclose(_step(w, x, y)[1].numpy(), _numpy(w.numpy(), x, y)[1], rtol=1e-12)
     assert "dynamic version" not in caplog.text
+
+
+def _loop(sizes, seed=3):
+    rng = np.random.default_rng(seed)
+    w = gt.Variable(rng.normal(size=(5, 3)))
+    out = []
+    for n in sizes:
+        x, y = rng.normal(size=(n, 5)), rng.normal(size=(n, 3))
+        g = _step(w, x, y)[1].numpy()
+        w.assign(w.numpy() - 0.1 * g)
+        out.append(g)
+    return out
+
+
+def test_the_plan_that_starts_the_build_waits_for_it_at_its_next_run(caplog):
+    caplog.set_level(logging.INFO, logger="gradtape")
+    sizes = [10, 11, 12, 13, 14, 14]
+    assert all(g.shape == (5, 3) for g in _loop(sizes))
+    assert caplog.text.count("runs its dynamic version at N=") == 1
+    assert "runs its dynamic version at N=14 (no compile)" in caplog.text
+
+
+def test_same_bits_whatever_the_builds_speed(monkeypatch):
+    sizes = [10, 11, 12, 13, 14, 14, 15, 10, 11]
+    fast = _loop(sizes)
+    backward_cache.clear_cache()
+    backward_plan.serve.clear()
+    runtime.clear_cache()
+    slow_background_builds(monkeypatch)
+    for a, b in zip(fast, _loop(sizes)):
+        np.testing.assert_array_equal(a, b)
