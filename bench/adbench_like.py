@@ -297,8 +297,8 @@ def main(argv=None):
           f"torch {'installed (not written)' if torch else 'not installed'}; "
           f"GRADTAPE_THREADS={os.environ.get('GRADTAPE_THREADS', '-')} "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '-')}; load {os.getloadavg()[0]:.1f}")
-    print("times: best of rounds in turn; columns after `numpy` are x the NumPy objective's time; "
-          "/jax: gradtape over JAX")
+    print("times: best of rounds in turn; columns after `numpy` are x the NumPy objective's time"
+          + ("; /jax: gradtape over JAX" if jax is not None else ""))
     head = f"{'problem':6s} {'size':22s} {'':10s} {'numpy':>9s}" + "".join(f" {p:>8s}" for p in peers[1:])
     if jax is not None:
         head += f" {'staged/jax':>10s} {'tape/jax':>8s}"
