@@ -102,10 +102,11 @@ def signbit(x, /):
 
 def nextafter(x1, x2, /):
     """The next float after x1 towards x2 (no derivative; eager only: NumPy computes it)."""
-    x1, x2 = as_tensor(x1), as_tensor(x2)
-    if x1._sym is not None or x2._sym is not None:
+    if any(isinstance(x, Tensor) and x._sym is not None for x in (x1, x2)):
         raise NotImplementedError("nextafter has no staged form in gradtape: call it outside the staged function")
-    return as_tensor(np.nextafter(x1.numpy(), x2.numpy()))
+    # A Python scalar stays one, so that NumPy promotes it weakly (nextafter(float32, 1.0) is float32).
+    x1, x2 = (x.numpy() if isinstance(x, Tensor) else x for x in (x1, x2))
+    return as_tensor(np.nextafter(x1, x2))
 
 
 def clip(x, /, min=None, max=None):  # noqa: A002  (the standard's names)

@@ -107,6 +107,10 @@ def test_creation_functions_and_the_names_numpy_spells_otherwise():
     np.testing.assert_array_equal(xp.signbit(gt.constant([-0.0, 0.0, -1.0, np.nan])).numpy(),
                                   np.signbit([-0.0, 0.0, -1.0, np.nan]))
     np.testing.assert_array_equal(xp.nextafter(a, 10.0).numpy(), np.nextafter(X[:2], 10.0))
+    small = np.array([1.0, -2.0], dtype=np.float32)  # a Python scalar promotes weakly, as in NumPy
+    got = xp.nextafter(gt.constant(small), 10.0).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.nextafter(small, 10.0))
     np.testing.assert_array_equal(xp.diff(gt.constant(X), prepend=gt.constant([0.0])).numpy(),
                                   np.diff(X, prepend=[0.0]))
 
