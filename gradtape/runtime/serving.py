@@ -254,8 +254,8 @@ class ServedAfterBuild:
         self._interim = None
 
     def runner(self):
-        """`(run, final, started)` as ServedFunction.runner: the first call gets the interpreter and
-        `started` (its caller submits the build), later ones wait for the build."""
+        """`(run, final, started)` as ServedFunction.runner: the first `interpreted_runs` calls get the
+        interpreter (the first also `started`: its caller submits the build), later ones wait for the build."""
         compiled = self.compiled
         if compiled is not None:
             return compiled, True, False
