@@ -188,9 +188,7 @@ class Recording:
         # Its pending values may outlive it (a loss a user keeps after the tape is gone): t[i] = v
         # must still find those that read t (rebind.py), so they join `orphans`.
         try:
-            for v in self.values:
-                if type(v) is PendingTensor and v._forced is None:
-                    orphans.add(v)
+            orphans.add_all([v for v in self.values if type(v) is PendingTensor and v._forced is None])
         except Exception:  # noqa: BLE001  (interpreter shutdown: module globals may be gone)
             pass
 

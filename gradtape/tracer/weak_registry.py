@@ -30,6 +30,13 @@ class WeakRegistry:
         if len(refs) > self._compact_at:
             self._compact()
 
+    def add_all(self, objs) -> None:
+        """Add every object of the list `objs` (one C loop: a freed Recording adds thousands)."""
+        refs = self._refs
+        refs.extend(map(weakref.ref, objs))
+        if len(refs) > self._compact_at:
+            self._compact()
+
     def _compact(self) -> None:
         self._refs = [r for r in self._refs if r() is not None]
         self._compact_at = max(_MIN_COMPACT, 2 * len(self._refs))
