@@ -24,6 +24,7 @@ from ..ir.ops.indexing import (
 )
 from ..ir.ops.layout import broadcast_to_p, reshape_p, transpose_p
 from ..tracer.dispatch import bind
+from ..tracer.basic_index import abstract_getitem
 from ..tracer.basic_index import getitem as basic_getitem
 from ..tracer.basic_index import tensor_getitem
 from ..tracer.errors import ConcretizationError
@@ -606,6 +607,8 @@ def getitem(x, index):
     (traced) tensor has a data-dependent shape and raises ConcretizationError.
     """
     fast = basic_getitem(x, index)  # ints and slices on a concrete tensor (tracer/basic_index.py)
+    if fast is NotImplemented:
+        fast = abstract_getitem(x, index)  # the same on a traced one
     if fast is not NotImplemented:
         return fast
     entries = _expand_index(x, index if isinstance(index, tuple) else (index,))

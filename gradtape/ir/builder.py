@@ -51,7 +51,7 @@ class Builder:
     def bind(self, op, atoms, params):
         """Append `out = op[params] atoms`, typing `out` with the op's shape rule: the Var, or
         for an op of several results (op.multiple_results) the tuple of its Vars."""
-        out_type = rule(shape_rules, op, "shape")(*[a.type for a in atoms], **params)
+        out_type = shape_of(op, [a.type for a in atoms], params)
         if op in multiple_results:
             outs = tuple(Var(t) for t in out_type)
             self.eqns.append(Eqn(op, atoms, params, outs))
@@ -64,6 +64,30 @@ class Builder:
         return Function(
             [_atom(v) for v in invars], self.eqns, [_atom(v) for v in outvars]
         )
+
+
+# (op, *input types, *params.items()) -> the op's shape rule's answer. A traced Python loop
+# binds the same ops on the same types every step; types and params are immutable and hash by
+# value, and a rule's answer depends on nothing else. Errors are raised, never stored.
+_shapes: dict = {}
+_MAX_SHAPES = 1 << 16
+
+
+def shape_of(op, types, params):
+    """The type (a tuple of types for op.multiple_results) of op on operands of these types."""
+    if op.runs_code:  # its params hold Functions: keyed by identity, they would be kept alive here
+        return rule(shape_rules, op, "shape")(*types, **params)
+    key = (op, *types, *params.items())
+    try:
+        hit = _shapes.get(key)
+    except TypeError:  # an unhashable param: the rule says what it thinks of it
+        return rule(shape_rules, op, "shape")(*types, **params)
+    if hit is None:
+        hit = rule(shape_rules, op, "shape")(*types, **params)
+        if len(_shapes) >= _MAX_SHAPES:
+            _shapes.clear()
+        _shapes[key] = hit
+    return hit
 
 
 def _atom(x):

@@ -31,6 +31,20 @@ def python_getitem(x, index):
     """x[index] for a basic index, or NotImplemented (see the module docstring)."""
     if x.__class__ not in _CLASSES or (x.__class__ is not PendingTensor and x._sym is not None):
         return NotImplemented
+    return basic_binds(x, index)
+
+
+def abstract_getitem(x, index):
+    """x[index] for a basic index on a traced Tensor whose dimensions are all known ints, or
+    NotImplemented: the binds `python_getitem` makes, without the general getitem's
+    index expansion (tracing a Python loop indexes on every step)."""
+    if x.__class__ is not Tensor or x._sym is None or not all(d.__class__ is int for d in x.shape):
+        return NotImplemented
+    return basic_binds(x, index)
+
+
+def basic_binds(x, index):
+    """The binds of x[index] for a basic index (see the module docstring), or NotImplemented."""
     shape = x.shape
     entries = index if index.__class__ is tuple else (index,)
     if len(entries) > len(shape):

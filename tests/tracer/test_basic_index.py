@@ -197,3 +197,31 @@ def test_more_indices_than_the_memo_keeps():
         expected[1:n:7] = np.arange(1, n, 7)
         np.testing.assert_array_equal(tape.gradient(total, x).numpy(), expected)
         np.testing.assert_allclose(float(total), a[0] + np.dot(np.arange(1, n, 7), a[1:n:7]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("index", BASIC, ids=repr)
+def test_traced_indexing_emits_what_the_general_getitem_emits(index, monkeypatch):
+    """A traced tensor's basic index takes the same binds (basic_index.abstract_getitem)
+    without the general path's index expansion: the same IR, the same values as NumPy."""
+    def traced():
+        return str(gt.make_ir(lambda v: v[index] * 2.0, X))
+
+    fast = traced()
+    monkeypatch.setattr(shape_functions, "abstract_getitem", lambda x, index: NotImplemented)
+    general = traced()
+    assert fast == general
+    np.testing.assert_array_equal(gt.differentiable(lambda v: v[index] * 2.0)(X), X[index] * 2.0)
+
+
+def test_abstract_getitem_declines_symbolic_sizes_and_other_indices():
+    seen = []
+
+    def f(v):
+        seen.append(basic_index.abstract_getitem(v, (None, 0)))
+        seen.append(basic_index.abstract_getitem(v, np.int64(0)))
+        seen.append(basic_index.abstract_getitem(v, (0, 9)))
+        return v[0]
+
+    gt.make_ir(f, X)
+    assert seen == [NotImplemented] * 3
+    assert basic_index.abstract_getitem(gt.constant(X), 0) is NotImplemented  # concrete: not its case

@@ -9,6 +9,8 @@ are reshapes and broadcasts.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..builder import Sym, bind
@@ -75,7 +77,9 @@ reshape_p = new_op("reshape", elementwise=False, can_fail_on_values=False, runs_
 
 def _reshape_shape(x, *, shape):
     shape = tuple(shape)
-    if int(np.prod(shape, dtype=np.int64)) != x.size or any(d < 0 for d in shape):
+    # math.prod (exact) for ints: np.prod's dispatch cost more than the rest of the rule
+    size = math.prod(shape) if all(d.__class__ is int for d in shape) else int(np.prod(shape, dtype=np.int64))
+    if size != x.size or any(d < 0 for d in shape):
         raise ShapeError(f"reshape: cannot reshape {x} into shape {shape}")
     return x.with_shape(shape)
 
