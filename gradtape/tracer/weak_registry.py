@@ -10,6 +10,7 @@ compacted, so memory stays proportional to what is alive.
 """
 from __future__ import annotations
 
+import gc
 import weakref
 
 _MIN_COMPACT = 1024
@@ -31,9 +32,20 @@ class WeakRegistry:
             self._compact()
 
     def add_all(self, objs) -> None:
-        """Add every object of the list `objs` (one C loop: a freed Recording adds thousands)."""
+        """Add every object of the list `objs` (one C loop: a freed Recording adds thousands).
+
+        The collector is paused meanwhile: a quarter of a million new weak references
+        would set off full collections of everything alive (0.4 s after a 4,096-step
+        LSTM's recording); the references are young, and the next collection sees them."""
         refs = self._refs
-        refs.extend(map(weakref.ref, objs))
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            refs.extend(map(weakref.ref, objs))
+        finally:
+            if paused:
+                gc.enable()
         if len(refs) > self._compact_at:
             self._compact()
 

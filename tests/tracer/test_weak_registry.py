@@ -37,3 +37,19 @@ def test_adding_while_iterating_is_safe():
     for t in registry:
         registry.add(t)
     assert list(registry) == things * 2
+
+
+def test_add_all_adds_in_order_and_leaves_the_collector_as_it_found_it():
+    registry = WeakRegistry()
+    kept = [Thing() for _ in range(3000)]
+    assert gc.isenabled()
+    registry.add_all(kept + [Thing()])  # the last one dies at once
+    assert gc.isenabled()
+    assert list(registry) == kept
+    gc.disable()
+    try:
+        registry.add_all([kept[0]])
+        assert not gc.isenabled()  # a caller's paused collector stays paused
+    finally:
+        gc.enable()
+    assert list(registry) == kept + [kept[0]]
