@@ -39,9 +39,9 @@ atomics; x86-64's order makes them cheap):
 - A call that shows other processes holding the cores (it waited for a
   unit much longer than units take, or the caller ran under a quarter of
   its share) makes the following calls run alone for a while
-  (`alone_until`: 16 times its duration, doubled for each crowded call in
-  a row up to 1024 times or 0.1 s), so that a crowded machine costs little
-  more than one thread.
+  (`alone_until`: 16 times its duration, doubled for each crowded call and
+  halved for each good one, between 16 and 1024 times, at most 0.1 s), so
+  that a crowded machine costs little more than one thread.
 - Worker i takes part while i < `workers` (set by parallel.py), and
   leaves its loop when `stop` is set (at interpreter exit).
 
@@ -232,11 +232,15 @@ class _PoolModule:
         threads = b.add(self.load(b, "workers"), _c(_i64, 1))
         starved = b.icmp_unsigned("<", b.mul(b.mul(ran, threads), _c(_i64, 4)), units)
         crowded = b.or_(straggler, starved)
-        # Each crowded call in a row doubles the factor (16, 32, ... 1024); a good call resets it.
+        # Each crowded call doubles the factor (16, 32, ... 1024) and a good call halves it: on a
+        # machine that stays busy, calls that happen to find both cores free come between
+        # crowded ones, and resetting there kept the pool splitting (and stalling) half the time.
         factor = self.load(b, "back_off")
         factor = b.select(b.icmp_unsigned("<", factor, _c(_i64, BACK_OFF)), _c(_i64, BACK_OFF), factor)
+        halved = b.lshr(factor, _c(_i64, 1))
+        halved = b.select(b.icmp_unsigned("<", halved, _c(_i64, BACK_OFF)), _c(_i64, BACK_OFF), halved)
         self.store(b, "back_off", b.select(crowded, b.select(b.icmp_unsigned("<", factor, _c(_i64, MAX_BACK_OFF)),
-                                                             b.shl(factor, _c(_i64, 1)), factor), _c(_i64, BACK_OFF)))
+                                                             b.shl(factor, _c(_i64, 1)), factor), halved))
         with b.if_then(crowded):
             pause = b.mul(b.sub(now, started), factor)
             pause = b.select(b.icmp_unsigned("<", pause, _c(_i64, MAX_ALONE_CYCLES)), pause, _c(_i64, MAX_ALONE_CYCLES))
