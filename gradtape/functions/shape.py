@@ -24,7 +24,7 @@ from ..ir.ops.indexing import (
 )
 from ..ir.ops.layout import broadcast_to_p, reshape_p, transpose_p
 from ..tracer.dispatch import bind
-from ..tracer.basic_index import abstract_getitem
+from ..tracer.basic_index import EXACT_TENSORS, abstract_getitem
 from ..tracer.basic_index import getitem as basic_getitem
 from ..tracer.basic_index import tensor_getitem
 from ..tracer.errors import ConcretizationError
@@ -351,6 +351,10 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """
     if out is not None:
         raise TypeError("concatenate: out= is not supported (tensors are immutable)")
+    if dtype is None:
+        fast = _concatenate_tensors(arrays, axis)
+        if fast is not None:
+            return fast
     arrays = _joined(arrays, dtype, "concatenate")
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -369,6 +373,29 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
             )
     if len(arrays) == 1:
         return arrays[0]
+    return bind(concatenate_p, *arrays, axis=axis)
+
+
+def _concatenate_tensors(arrays, axis):
+    """concatenate's common case, or None: a list or tuple of two or more tensors of one dtype
+    and rank, equal but along an int `axis`. What the general path would bind, without
+    its conversions (an LSTM's step concatenates its input and state on every step)."""
+    if axis.__class__ is not int or arrays.__class__ not in (list, tuple) or len(arrays) < 2:
+        return None
+    first = arrays[0]
+    if first.__class__ not in EXACT_TENSORS:
+        return None
+    dtype, shape = first.dtype, first.shape
+    rank = len(shape)
+    if not -rank <= axis < rank:
+        return None
+    axis %= rank
+    for a in arrays:
+        if a.__class__ not in EXACT_TENSORS or a.dtype != dtype:
+            return None
+        other = a.shape
+        if len(other) != rank or other[:axis] != shape[:axis] or other[axis + 1:] != shape[axis + 1:]:
+            return None
     return bind(concatenate_p, *arrays, axis=axis)
 
 

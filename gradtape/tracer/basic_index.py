@@ -24,7 +24,7 @@ from .dispatch import bind
 from .tensor import Tensor
 from .variable import Variable
 
-_CLASSES = (Tensor, PendingTensor, Variable)
+EXACT_TENSORS = _CLASSES = (Tensor, PendingTensor, Variable)  # the classes these fast paths take
 
 
 def python_getitem(x, index):
