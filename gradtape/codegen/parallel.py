@@ -82,7 +82,9 @@ def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
     from .parallel_blas import split_blas  # it builds on this module's ParallelStep
 
     split = _split_dynamic if dynamic else _split
-    out = [split_blas(ctx, step) or split(ctx, step) or step for step in steps]
+    from .parallel_together import run_together  # it builds on ParallelStep too
+
+    out = run_together(ctx, [split_blas(ctx, step) or split(ctx, step) or step for step in steps])
     if any(isinstance(s, ParallelStep) or isinstance(getattr(s, "step", None), ParallelStep) for s in out):
         ctx.use_external(PARALLEL_FOR, _pool_address(PARALLEL_FOR))
     return out
@@ -171,15 +173,18 @@ class ParallelStep(Step):
         pointers = [k.pointer(buf) for buf in buffers] + ([k.sizes] if dynamic else [])
         for i, pointer in enumerate(pointers):
             b.store(b.bitcast(pointer, _I8P), b.gep(ctx, [k.i64(i)], inbounds=True))
-        if hasattr(self.split, "run_time_units"):  # a count of its own (parallel_blas.py's rows)
-            units = self.split.run_time_units(k) if self.split.units is None else k.i64(self.split.units)
-        elif self.split.units is None:  # ceil(count / per_unit) of a run-time count
-            count, per_unit = self.split.unit_count
-            units = b.udiv(b.add(k.i64(count), k.i64(per_unit - 1)), k.i64(per_unit))
-        else:
-            units = k.i64(self.split.units)
-        b.call(_parallel_for(module), [entry, ctx, units, k.i64(self.split.elements)])
+        b.call(_parallel_for(module), [entry, ctx, units_value(k, self.split), k.i64(self.split.elements)])
         self.split.finish(k)
+
+
+def units_value(k, split) -> ir.Value:
+    """The i64 count of `split`'s units: a constant, or computed from the run-time sizes."""
+    if split.units is not None:
+        return k.i64(split.units)
+    if hasattr(split, "run_time_units"):  # a count of its own (parallel_blas.py's rows)
+        return split.run_time_units(k)
+    count, per_unit = split.unit_count  # ceil(count / per_unit) of a run-time count
+    return k.b.udiv(k.b.add(k.i64(count), k.i64(per_unit - 1)), k.i64(per_unit))
 
 
 def _units_function(module, name, buffers, split, dynamic: bool = False) -> ir.Function:
@@ -319,6 +324,8 @@ def _order(a, b) -> int:
 
 
 class _FlatFill:
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
+
     def __init__(self, fills):
         self.fills = fills
         self.elements = fills[0].dest.type.size
@@ -339,6 +346,8 @@ class _FlatFill:
 
 
 class _RowFill:
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
+
     def __init__(self, fills, rows: _Rows):
         self.fills = fills
         self.rows = rows
@@ -356,6 +365,8 @@ class _RowFill:
 class _RowReduce:
     """Reduce of trailing axes only: units of rows of the kept axes, each output element computed
     by the step's own loop, as on one thread."""
+
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
 
     def __init__(self, step: Reduce, rows: _Rows):
         self.step = step
@@ -378,6 +389,8 @@ class _RowReduce:
 
 class _FullReduce:
     """Reduce of every axis: unit u reduces its elements into partials[u]; finish adds them in order."""
+
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
 
     def __init__(self, step: Reduce, rows, units: int, partials):
         self.step = step
