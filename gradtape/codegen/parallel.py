@@ -49,6 +49,7 @@ PARALLEL_FOR = "gradtape_rt_parallel_for"
 BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE = "gradtape_rt_blas_serial_enter", "gradtape_rt_blas_serial_leave"
 POOL_SYMBOLS = (PARALLEL_FOR, BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE)
 UNIT_ELEMENTS = 16384  # about 10 µs of a simple loop: small enough to balance, large enough to not count
+MAX_REDUCE_UNITS = 4096  # partial results of a flat full reduction (so a dynamic version's fit in 32 KiB)
 
 _I8P = I8.as_pointer()
 _BODY = ir.FunctionType(ir.VoidType(), [_I8P.as_pointer(), I64, I64])
@@ -91,6 +92,8 @@ def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
 
 
 def _split_dynamic(ctx, step):
+    if isinstance(step, Reduce):
+        return split_reduce_dynamic(ctx, step)
     if not isinstance(step, (Fill, FusedFill)):
         return None
     fills = [step] if isinstance(step, Fill) else step.fills
@@ -130,22 +133,62 @@ def _split(ctx, step):
         return ParallelStep(step, split) if split.units >= 2 else None
     if isinstance(step, Reduce):
         src = step.src
-        if src.type.size < 2 * UNIT_ELEMENTS or step.dest.type.size == 0:
+        if step.dest.type.size == 0:
             return None
-        if step.splits_rows():
-            outer = src.shape[:len(step.dest.shape)]
-            rows = _Rows(outer, [set()] * len(outer), src.type.size // max(1, step.dest.type.size))
-            return ParallelStep(step, _RowReduce(step, rows)) if rows.units >= 2 else None
         if set(step.axes) != set(range(len(src.shape))):
+            from .parallel_leading import split_leading  # it builds on this module's ParallelStep
+
+            return split_leading(ctx, step)
+        # A reduction of every axis is split whenever it has two units (not from 2 units of
+        # elements on, as fills): a dynamic version splits it so, and the split changes the
+        # order of the sum.
+        if src.type.size <= UNIT_ELEMENTS:
             return None
         rows = None if src.linear else _Rows(src.shape, placement_splits(src, src.shape))
-        units = -(-src.type.size // UNIT_ELEMENTS) if rows is None else rows.units
+        per_unit, units = flat_reduce_units(src.type.size) if rows is None else (None, rows.units)
         if units < 2:
             return None
         acc_dtype = Reduce.accumulator_dtype(step.kind, step.dest.dtype)
         partials = ctx.arena(TensorType((units,), acc_dtype))
-        return ParallelStep(step, _FullReduce(step, rows, units, partials), partials.buffer)
+        return ParallelStep(step, _FullReduce(step, rows, units, partials, per_unit), partials.buffer)
     return None
+
+
+def flat_reduce_units(n: int) -> tuple:
+    """(elements per unit, units) of a flat reduction of n elements: units of UNIT_ELEMENTS, or of
+    a multiple of it so that there are at most MAX_REDUCE_UNITS (the same count at run time:
+    _FullReduce._per_unit)."""
+    blocks = -(-n // UNIT_ELEMENTS)
+    per_unit = UNIT_ELEMENTS * -(-blocks // MAX_REDUCE_UNITS)
+    return per_unit, -(-n // per_unit)
+
+
+def split_reduce_dynamic(ctx, step):
+    """A dynamic version's Reduce split for the pool when its sizes allow it, else None (see
+    _split_dynamic)."""
+    src = step.src
+    if step.dest.type.size == 0:
+        return None
+    if set(step.axes) == set(range(len(src.shape))):
+        if not src.linear or not is_symbolic(src.type.size):
+            return None
+        acc_dtype = Reduce.accumulator_dtype(step.kind, step.dest.dtype)
+        partials = ctx.arena(TensorType((MAX_REDUCE_UNITS,), acc_dtype))
+        return ParallelStep(step, _FullReduce(step, None, None, partials, None), partials.buffer)
+    if step.splits_rows():
+        outer = src.shape[:len(step.dest.shape)]
+        inner = src.shape[len(outer):]
+        if not is_symbolic(outer[0]) or any(is_symbolic(d) for d in outer[1:] + inner):
+            return None
+        try:
+            rows = _Rows(outer, placement_splits(src, src.shape)[:len(outer)], int(np.prod(inner, dtype=np.int64)))
+            rows.edges()
+        except DynamicUnsupported:
+            return None
+        return ParallelStep(step, _RowReduce(step, rows))
+    from .parallel_leading import split_leading  # it builds on this module's ParallelStep
+
+    return split_leading(ctx, step, dynamic=True)
 
 
 class ParallelStep(Step):
@@ -298,12 +341,14 @@ class _Rows:
         inside = [c for c in self.splits[0] if 0 < c < d0]
         return [0] + sorted(inside, key=functools.cmp_to_key(_order)) + [d0]
 
-    def loop(self, k, first, stop, body, carry=()):
-        """Every index of units [first, stop) in C order: body(idx, *carry) -> carry."""
+    def loop(self, k, first, stop, body, carry=(), rows_per_unit=None):
+        """Every index of units [first, stop) in C order: body(idx, *carry) -> carry.
+        `rows_per_unit` (an i64 value) replaces the static count, for one known at run time."""
         d0 = self.shape[0]
         edges = self.edges()
-        r0 = k.b.mul(first, k.i64(self.rows_per_unit))
-        r1 = _min(k, k.b.mul(stop, k.i64(self.rows_per_unit)), d0)
+        per_unit = k.i64(self.rows_per_unit) if rows_per_unit is None else rows_per_unit
+        r0 = k.b.mul(first, per_unit)
+        r1 = _min(k, k.b.mul(stop, per_unit), d0)
         for lo, hi in zip(edges, edges[1:]):
             carry = dynamic_loop(
                 k, _max(k, r0, lo), _min(k, r1, hi), lo, hi,
@@ -373,6 +418,7 @@ class _RowReduce:
         self.rows = rows
         self.elements = step.src.type.size
         self.units = rows.units
+        self.unit_count = getattr(rows, "unit_count", None)  # a run-time count of rows (dynamic versions)
 
     def emit_units(self, k, first, stop):
         rows = self.rows
@@ -392,12 +438,15 @@ class _FullReduce:
 
     alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
 
-    def __init__(self, step: Reduce, rows, units: int, partials):
+    def __init__(self, step: Reduce, rows, units, partials, per_unit=UNIT_ELEMENTS):
         self.step = step
         self.rows = rows
-        self.units = units
+        self.units = units  # None: ceil(elements / per unit), counted at run time
+        self.per_unit = per_unit  # elements per unit of a flat loop; None: computed at run time
         self.partials = partials
         self.elements = step.src.type.size
+        if units is None:  # units of about UNIT_ELEMENTS, as far as parallel_together.py is concerned
+            self.unit_count = (self.elements, UNIT_ELEMENTS)
         dtype = step.dest.dtype
         self.acc_dtype = Reduce.accumulator_dtype(step.kind, dtype)
         self.identity = lambda: constant(self.acc_dtype, reduction_identity(step.kind, self.acc_dtype))
@@ -409,8 +458,8 @@ class _FullReduce:
 
         def unit(u):
             if self.rows is None:
-                begin = k.b.mul(u, k.i64(UNIT_ELEMENTS))
-                end = _min(k, k.b.add(begin, k.i64(UNIT_ELEMENTS)), n)
+                begin = k.b.mul(u, per_unit)
+                end = _min(k, k.b.add(begin, per_unit), n)
                 (acc,) = dynamic_loop(k, begin, end, 0, n,
                                       lambda i, a: (combine(k, a, self.widen(k, src.read_linear(k, i))),),
                                       (self.identity(),))
@@ -420,12 +469,33 @@ class _FullReduce:
                                         (self.identity(),))
             self.partials.store_linear(k, u, acc)
 
-        dynamic_loop(k, first, stop, 0, self.units, unit)
+        per_unit = self._per_unit(k)
+        dynamic_loop(k, first, stop, 0, self.partials.type.size, unit)
+
+    def _per_unit(self, k):
+        """Elements per unit: UNIT_ELEMENTS times ceil(ceil(n / UNIT_ELEMENTS) / MAX_REDUCE_UNITS),
+        as flat_reduce_units counts them for a static size."""
+        if self.per_unit is not None:
+            return k.i64(self.per_unit)
+        b, unit, most = k.b, k.i64(UNIT_ELEMENTS), k.i64(MAX_REDUCE_UNITS)
+        blocks = b.udiv(b.add(k.i64(self.elements), k.i64(UNIT_ELEMENTS - 1)), unit)
+        return b.mul(b.udiv(b.add(blocks, k.i64(MAX_REDUCE_UNITS - 1)), most), unit)
+
+    def run_time_units(self, k):
+        per_unit = self._per_unit(k)
+        return k.b.udiv(k.b.add(k.i64(self.elements), k.b.sub(per_unit, k.i64(1))), per_unit)
 
     def finish(self, k):
+        self.combine_partials(k, self.units if self.units is not None else self.run_time_units(k))
+
+    def combine_partials(self, k, units):
+        """dest = the first `units` partials (an int, or an i64 value) combined in unit order."""
         combine = combiner(self.step.kind, self.acc_dtype, fast=False)  # in unit order: the same sum every time
-        (acc,) = k.loop(self.units, lambda u, a: (combine(k, a, load_fresh(k, self.partials, [u])),),
-                        (self.identity(),))
+        add = lambda u, a: (combine(k, a, load_fresh(k, self.partials, [u])),)  # noqa: E731
+        if isinstance(units, int):
+            (acc,) = k.loop(units, add, (self.identity(),))
+        else:
+            (acc,) = dynamic_loop(k, k.i64(0), units, 0, self.partials.type.size, add, (self.identity(),))
         dest = self.step.dest
         if self.acc_dtype != dest.dtype:
             acc = k.b.fptrunc(acc, value_type(dest.dtype))

@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..ir import TensorType
 from .dynamic_sizes import DynamicUnsupported
 from .nodes import placement_splits
-from .parallel import ParallelStep, _FullReduce, _Rows, dynamic_loop
+from .parallel import MAX_REDUCE_UNITS, ParallelStep, _FullReduce, _Rows, dynamic_loop
 from .reductions import Reduce, combiner
 from .steps import Fill, FusedFill, Step
 
@@ -68,34 +68,55 @@ def fill_and_reduce(ctx, parts):
         else:
             splits = [a | b for a, b in zip(splits, placement_splits(reduce.src, src_shape))]
         rows = _Rows(shape, splits)
-        if rows.units is None:  # a run-time count of units: parallel_together interleaves them instead
-            return None
         rows.edges()
     except DynamicUnsupported:
         return None
-    if rows.units < 2:
+    split = _FillAndReduce(fills, reduce, rows, cut)
+    if split.units is not None and split.units < 2:
         return None
-    partials = ctx.arena(TensorType((rows.units,), Reduce.accumulator_dtype(reduce.kind, reduce.dest.dtype)))
-    return ParallelStep(Parts([*others, reduce]), _FillAndReduce(fills, reduce, rows, cut, partials),
-                        partials.buffer)
+    split.partials = ctx.arena(TensorType((split.capacity,), Reduce.accumulator_dtype(reduce.kind, reduce.dest.dtype)))
+    return ParallelStep(Parts([*others, reduce]), split, split.partials.buffer)
 
 
 class _FillAndReduce:
     """Unit u: rows of the fills' loop, storing each fill and adding the reduction's terms
-    (before `cut`, when the reduction has fewer elements) into partials[u]."""
+    (before `cut`, when the reduction has fewer elements) into partials[u].
 
-    def __init__(self, fills, reduce, rows, cut, partials):
+    Rows per unit are those of parallel.py's _Rows, times ceil(units / MAX_REDUCE_UNITS) when
+    there would be more units than that: a dynamic version counts the same when it runs, in a
+    buffer of MAX_REDUCE_UNITS partials, and so gets the specialized version's bits."""
+
+    def __init__(self, fills, reduce, rows, cut):
         self.fills = fills
         self.rows = rows
         self.cut = cut
-        self.units = rows.units
-        self.reduce = _FullReduce(reduce, rows, rows.units, partials)  # its identity, widening and finish
+        self.partials = None  # set by fill_and_reduce, of `capacity` elements
         self.elements = fills[0].dest.type.size + reduce.src.type.size
+        if rows.units is None:
+            self.per_unit = self.units = None  # counted at run time
+            self.unit_count = (rows.shape[0], rows.rows_per_unit)  # nominally (parallel_together.py)
+            self.capacity = MAX_REDUCE_UNITS
+        else:
+            self.per_unit = rows.rows_per_unit * -(-rows.units // MAX_REDUCE_UNITS)
+            self.units = self.capacity = -(-rows.shape[0] // self.per_unit)
+        self.reduce_step = reduce
+
+    def _rows_per_unit(self, k):
+        if self.per_unit is not None:
+            return k.i64(self.per_unit)
+        b, per = k.b, k.i64(self.rows.rows_per_unit)
+        blocks = b.udiv(b.add(k.i64(self.rows.shape[0]), k.i64(self.rows.rows_per_unit - 1)), per)
+        return b.mul(b.udiv(b.add(blocks, k.i64(MAX_REDUCE_UNITS - 1)), k.i64(MAX_REDUCE_UNITS)), per)
+
+    def run_time_units(self, k):
+        per_unit = self._rows_per_unit(k)
+        return k.b.udiv(k.b.add(k.i64(self.rows.shape[0]), k.b.sub(per_unit, k.i64(1))), per_unit)
 
     def emit_units(self, k, first, stop):
-        reduce = self.reduce
+        reduce = _FullReduce(self.reduce_step, self.rows, self.units, self.partials)  # identity, widening
         src = reduce.step.src
         combine = combiner(reduce.step.kind, reduce.acc_dtype, fast=True)
+        per_unit = self._rows_per_unit(k)
 
         def body(idx, acc):
             for f in self.fills:
@@ -105,10 +126,11 @@ class _FillAndReduce:
             return (acc,)
 
         def unit(u):
-            (acc,) = self.rows.loop(k, u, k.b.add(u, k.i64(1)), body, (reduce.identity(),))
+            (acc,) = self.rows.loop(k, u, k.b.add(u, k.i64(1)), body, (reduce.identity(),), rows_per_unit=per_unit)
             reduce.partials.store_linear(k, u, acc)
 
-        dynamic_loop(k, first, stop, 0, self.units, unit)
+        dynamic_loop(k, first, stop, 0, self.capacity, unit)
 
     def finish(self, k):
-        self.reduce.finish(k)
+        reduce = _FullReduce(self.reduce_step, self.rows, self.units, self.partials)
+        reduce.combine_partials(k, self.units if self.units is not None else self.run_time_units(k))

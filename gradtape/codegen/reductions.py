@@ -95,9 +95,12 @@ class Reduce(Step):
         trailing = _trailing_reduced(self.src.shape, self.axes)
         return 0 < trailing < len(self.src.shape) and not any(a < len(self.src.shape) - trailing for a in self.axes)
 
-    def emit(self, k, outer_loop=None):
-        """The step; `outer_loop(shape, body, splits)` replaces the nest over the outer (kept) axes
-        when given (parallel.py's units of rows, for a step that splits_rows)."""
+    def emit(self, k, outer_loop=None, partial=None):
+        """The step; `outer_loop(shape, body, splits)` replaces the nest over the outer axes
+        when given (parallel.py's units of rows, for a step that splits_rows). With
+        `partial=(view, u)` the outer axes accumulate into view[u, ...] (of the accumulator's
+        dtype, initialized by the caller; with u None, view[...]) and dest is left alone
+        (parallel_leading.py)."""
         dest, src, axes, kind = self.dest, self.src, self.axes, self.kind
         dtype = dest.dtype
         acc_dtype = self.accumulator_dtype(kind, dtype)
@@ -118,7 +121,11 @@ class Reduce(Step):
         combine_inner = combiner(kind, acc_dtype, fast=True)
         combine_outer = combiner(kind, acc_dtype, fast=False)
         acc_view = self.scratch if self.scratch is not None else dest
-        if accumulate_outer:
+        acc_prefix = []
+        if partial is not None:
+            acc_view, u = partial
+            acc_prefix = [] if u is None else [u]
+        elif accumulate_outer:
             k.loop(acc_view.type.size, lambda i: acc_view.store_linear(k, i, identity))
 
         def body(outer):
@@ -141,13 +148,14 @@ class Reduce(Step):
                 val = widen(src.read(k, outer))
             out_idx = [i for d, i in enumerate(outer) if d not in axes]
             if accumulate_outer:
+                out_idx = acc_prefix + out_idx
                 acc_view.store(k, out_idx, combine_outer(k, load_fresh(k, acc_view, out_idx), val))
             else:
                 dest.store(k, out_idx, narrow(val))
 
         splits = placement_splits(src, shape)
         (outer_loop or k.nest)(outer_shape, body, splits=splits[:n_outer])
-        if accumulate_outer and self.scratch is not None:
+        if accumulate_outer and self.scratch is not None and partial is None:
             scratch = self.scratch
             k.loop(dest.type.size, lambda i: dest.store_linear(k, i, narrow(scratch._load_linear(k, i))))
 
