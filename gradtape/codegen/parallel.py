@@ -6,14 +6,21 @@ step it can split in a ParallelStep:
     Fill / FusedFill  over at least 2 * UNIT_ELEMENTS elements: units of
                       UNIT_ELEMENTS consecutive elements when the loop is
                       flat, else of whole rows of the outermost axis
-    Reduce            of at least 2 * UNIT_ELEMENTS elements, of every axis:
-                      each unit reduces its elements into its own slot of an
-                      arena buffer, and the step then combines the slots in
-                      unit order; of trailing axes only (a sum over each
-                      row): units of rows of the kept axes, each output
-                      element reduced by the step's own loop
+    Reduce            of every axis, of two units or more: each unit
+                      reduces its elements into its own slot of an arena
+                      buffer, and the step then combines the slots in unit
+                      order (at most MAX_REDUCE_UNITS slots for a flat
+                      loop: longer units beyond); of trailing axes only (a
+                      sum over each row), of at least 2 * UNIT_ELEMENTS:
+                      units of rows of the kept axes, each output element
+                      reduced by the step's own loop; of leading axes:
+                      units of rows into partial results (parallel_leading.py)
     Gemm / Gemv       units of batch indices or blocks of rows, with
                       OpenBLAS on one thread meanwhile (parallel_blas.py)
+
+Then split steps over the same data run as one: a full reduction and the
+fills over its elements in one loop (parallel_fill_reduce.py: value_and_grad
+of an elementwise sum), others unit by unit (parallel_together.py).
 
 A ParallelStep emits its loop as `void body(i8** ctx, i64 first, i64 stop)`
 running units [first, stop), and calls the runtime's
@@ -73,10 +80,10 @@ def external_address(symbol: str) -> int | None:
 def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
     """`steps` with every large step that can be split wrapped in a ParallelStep.
 
-    In a dynamic version (codegen/dynamic.py) only fills whose outermost size holds the
-    run-time N are split: their number of units is computed when the code runs (as a static
-    size's is at compile time), and the pool runs them alone below its threshold. A fill
-    whose split would need N as a number is left whole.
+    In a dynamic version (codegen/dynamic.py) fills and reductions whose outermost size holds
+    the run-time N are split: their number of units is computed when the code runs (as a
+    static size's is at compile time), and the pool runs them alone below its threshold. A
+    step whose split would need N as a number is left whole.
     """
     if _pool_address is None or not blas_allowed():  # blas=False: code that runs without the runtime
         return steps
@@ -93,6 +100,8 @@ def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
 
 def _split_dynamic(ctx, step):
     if isinstance(step, Reduce):
+        from .parallel_leading import split_reduce_dynamic  # it builds on this module's ParallelStep
+
         return split_reduce_dynamic(ctx, step)
     if not isinstance(step, (Fill, FusedFill)):
         return None
@@ -161,34 +170,6 @@ def flat_reduce_units(n: int) -> tuple:
     blocks = -(-n // UNIT_ELEMENTS)
     per_unit = UNIT_ELEMENTS * -(-blocks // MAX_REDUCE_UNITS)
     return per_unit, -(-n // per_unit)
-
-
-def split_reduce_dynamic(ctx, step):
-    """A dynamic version's Reduce split for the pool when its sizes allow it, else None (see
-    _split_dynamic)."""
-    src = step.src
-    if step.dest.type.size == 0:
-        return None
-    if set(step.axes) == set(range(len(src.shape))):
-        if not src.linear or not is_symbolic(src.type.size):
-            return None
-        acc_dtype = Reduce.accumulator_dtype(step.kind, step.dest.dtype)
-        partials = ctx.arena(TensorType((MAX_REDUCE_UNITS,), acc_dtype))
-        return ParallelStep(step, _FullReduce(step, None, None, partials, None), partials.buffer)
-    if step.splits_rows():
-        outer = src.shape[:len(step.dest.shape)]
-        inner = src.shape[len(outer):]
-        if not is_symbolic(outer[0]) or any(is_symbolic(d) for d in outer[1:] + inner):
-            return None
-        try:
-            rows = _Rows(outer, placement_splits(src, src.shape)[:len(outer)], int(np.prod(inner, dtype=np.int64)))
-            rows.edges()
-        except DynamicUnsupported:
-            return None
-        return ParallelStep(step, _RowReduce(step, rows))
-    from .parallel_leading import split_leading  # it builds on this module's ParallelStep
-
-    return split_leading(ctx, step, dynamic=True)
 
 
 class ParallelStep(Step):

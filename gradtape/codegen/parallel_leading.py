@@ -1,4 +1,4 @@
-"""Reductions that are not of trailing axes alone, split into units of rows of the first axis.
+"""Reductions split into units of rows of the first axis, and a dynamic version's reductions.
 
 parallel.py splits a reduction of every axis (units of elements into partial
 sums) and one of trailing axes (units of rows, each output element its own).
@@ -29,6 +29,11 @@ formula when it runs, in a buffer of MAX_PARTIALS partials, so its bits are
 the specialized version's. An input with fewer rows than two units is left
 whole (a (4, 10**6) matrix: one unit's partial would be as large as its
 rows).
+
+`split_reduce_dynamic` splits a dynamic version's reductions whose first
+axis (or size) is N: a full reduction as a specialized one, its count of
+units computed when the code runs; trailing axes by rows; leading axes by
+the formula above.
 """
 from __future__ import annotations
 
@@ -36,8 +41,10 @@ import math
 
 from ..ir import TensorType
 from .dtypes import constant, value_type
-from .dynamic_sizes import is_symbolic
-from .parallel import UNIT_ELEMENTS, ParallelStep, _max, _min, _RowReduce, _Rows, dynamic_loop, units_value
+from .dynamic_sizes import DynamicUnsupported, is_symbolic
+from .nodes import placement_splits
+from .parallel import (MAX_REDUCE_UNITS, UNIT_ELEMENTS, ParallelStep, _FullReduce, _max, _min, _RowReduce, _Rows,
+                       dynamic_loop, units_value)
 from .reductions import Reduce, _trailing_reduced, combiner, reduction_identity
 
 MAX_PARTIALS = 64  # units at most: a partial result each, all read once more at the end
@@ -172,3 +179,30 @@ class _PartialRows:
             else (lambda v: v)
         k.loop(kept, lambda j: step.dest.store_linear(k, j, narrow(partials._load_linear(k, j))))
 
+
+def split_reduce_dynamic(ctx, step):
+    """A dynamic version's Reduce split for the pool when its first axis (or its size) is the
+    run-time N and its other sizes are static, else None (parallel.py's _split_dynamic): a full
+    reduction in units of flat_reduce_units's count, computed when the code runs; trailing axes
+    in units of rows; leading axes as split_leading counts them."""
+    src = step.src
+    if step.dest.type.size == 0:
+        return None
+    if set(step.axes) == set(range(len(src.shape))):
+        if not src.linear or not is_symbolic(src.type.size):
+            return None
+        acc_dtype = Reduce.accumulator_dtype(step.kind, step.dest.dtype)
+        partials = ctx.arena(TensorType((MAX_REDUCE_UNITS,), acc_dtype))
+        return ParallelStep(step, _FullReduce(step, None, None, partials, None), partials.buffer)
+    if step.splits_rows():
+        outer = src.shape[:len(step.dest.shape)]
+        inner = src.shape[len(outer):]
+        if not is_symbolic(outer[0]) or any(is_symbolic(d) for d in outer[1:] + inner):
+            return None
+        try:
+            rows = _Rows(outer, placement_splits(src, src.shape)[:len(outer)], math.prod(inner))
+            rows.edges()
+        except DynamicUnsupported:
+            return None
+        return ParallelStep(step, _RowReduce(step, rows))
+    return split_leading(ctx, step, dynamic=True)

@@ -10,28 +10,10 @@ import gradtape as gt
 from gradtape import codegen, runtime
 from gradtape.codegen.parallel import PARALLEL_FOR, UNIT_ELEMENTS
 from gradtape.codegen.parallel_leading import MAX_PARTIALS
-from gradtape.runtime import parallel
+
+from .parallel_helpers import restore_settings, same_bits_for_any_thread_count  # noqa: F401
 
 U = UNIT_ELEMENTS
-
-
-@pytest.fixture(autouse=True)
-def restore_settings():
-    saved = parallel.threads, parallel.min_elements
-    yield
-    parallel.configure(threads=saved[0], min_elements=saved[1])
-
-
-def _same_bits_for_any_thread_count(f, x):
-    """f(x) with 1 thread, after asserting 2 and 3 threads (every loop split) give the same bits."""
-    results = []
-    for threads in (1, 2, 3):
-        parallel.configure(threads=threads, min_elements=0)
-        results.append(np.asarray(f(x)))
-    for threads, got in zip((2, 3), results[1:]):
-        assert got.dtype == results[0].dtype and got.shape == results[0].shape
-        assert np.array_equal(got, results[0], equal_nan=True), f"{threads} threads changed the result"
-    return results[0]
 
 
 def _native(f, x):
@@ -64,7 +46,7 @@ CASES = [  # (shape, axes): every axis of 2-d and 3-d arrays, first axis reduced
 def test_reduction_over_any_axes_is_split_and_right(shape, axes, kind, dtype):
     x = np.random.default_rng(len(shape) + sum(axes)).uniform(-1, 1, shape).astype(dtype)
     f = lambda x: getattr(gt, kind)(x * 2.0 - 0.5, axis=axes)  # noqa: E731
-    got = _same_bits_for_any_thread_count(_native(f, x), x)
+    (got,) = same_bits_for_any_thread_count(_native(f, x), x)
     terms = (x * dtype(2.0) - dtype(0.5)).astype(np.float64)  # computed in x's dtype, summed in float64
     want = getattr(np, kind)(terms, axis=axes)
     assert got.dtype == dtype
@@ -79,7 +61,7 @@ def test_column_sums_use_at_most_max_partials_units_and_match_numpy():
     # More rows than MAX_PARTIALS units of the minimum rows: units grow, results stay right.
     x = np.random.default_rng(3).uniform(-1, 1, (MAX_PARTIALS * 40 + 3, 129))
     f = lambda x: gt.sum(x, axis=0)  # noqa: E731
-    got = _same_bits_for_any_thread_count(_native(f, x), x)
+    (got,) = same_bits_for_any_thread_count(_native(f, x), x)
     np.testing.assert_allclose(got, x.sum(axis=0), rtol=1e-12, atol=1e-11)
 
 
@@ -88,7 +70,8 @@ def test_few_long_rows_are_left_whole():
     x = np.random.default_rng(4).uniform(-1, 1, (2, 3 * U))
     f = lambda x: gt.sum(x, axis=0)  # noqa: E731
     assert not _split(f, x)
-    np.testing.assert_allclose(_same_bits_for_any_thread_count(_native(f, x), x), x.sum(axis=0), rtol=1e-15)
+    (got,) = same_bits_for_any_thread_count(_native(f, x), x)
+    np.testing.assert_allclose(got, x.sum(axis=0), rtol=1e-15)
 
 
 def test_nan_and_signed_zeros_of_column_maxima():
@@ -97,7 +80,7 @@ def test_nan_and_signed_zeros_of_column_maxima():
     x[777, 2] = np.nan
     x[:, 3] = -np.inf
     f = lambda x: gt.max(x, axis=0)  # noqa: E731
-    got = _same_bits_for_any_thread_count(_native(f, x), x)
+    (got,) = same_bits_for_any_thread_count(_native(f, x), x)
     np.testing.assert_array_equal(got, x.max(axis=0))
 
 
@@ -122,7 +105,7 @@ def test_dynamic_version_reductions_give_the_specialized_bits_for_any_thread_cou
         x = rng.uniform(-1, 1, (rows, cols))
         want = np.asarray(gt.differentiable(f, dynamic=False)(x))
         np.testing.assert_allclose(want, reference(x), rtol=1e-12, atol=1e-12)
-        got = _same_bits_for_any_thread_count(dynamic, x)
+        (got,) = same_bits_for_any_thread_count(dynamic, x)
         assert np.array_equal(got, want), f"rows={rows}: the dynamic version's bits differ"
     assert dynamic.cache_info().compiles == 2  # the first size, then the dynamic version for all others
 
