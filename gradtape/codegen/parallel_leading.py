@@ -156,6 +156,10 @@ class _PartialRows:
         def unit(u):
             base = k.b.mul(u, k.i64(self.kept))
             k.loop(self.kept, lambda j: partials.store_linear(k, k.b.add(base, j), identity))
+            if step.groups_rows():
+                r0 = k.b.mul(u, per_unit)
+                step.add_rows_grouped(k, partials, [u], r0, _min(k, k.b.add(r0, per_unit), self.rows.shape[0]))
+                return
 
             def outer_loop(shape, body, splits):
                 self.rows.splits = splits
