@@ -64,7 +64,7 @@ def _aligned(a, b) -> bool:
     """Whether unit u of `a` and of `b` cover about the same elements."""
     if a.units is not None and b.units is not None:
         return abs(a.units - b.units) <= 1 and abs(a.elements - b.elements) <= max(a.elements, b.elements) // a.units
-    if a.units is None and b.units is None and hasattr(a, "unit_count") and hasattr(b, "unit_count"):
+    if a.units is None and b.units is None and getattr(a, "unit_count", None) and getattr(b, "unit_count", None):
         (count_a, per_a), (count_b, per_b) = a.unit_count, b.unit_count
         gap = count_a - count_b
         return per_a == per_b and not is_symbolic(gap) and abs(gap) <= per_a
