@@ -6,14 +6,21 @@ step it can split in a ParallelStep:
     Fill / FusedFill  over at least 2 * UNIT_ELEMENTS elements: units of
                       UNIT_ELEMENTS consecutive elements when the loop is
                       flat, else of whole rows of the outermost axis
-    Reduce            of at least 2 * UNIT_ELEMENTS elements, of every axis:
-                      each unit reduces its elements into its own slot of an
-                      arena buffer, and the step then combines the slots in
-                      unit order; of trailing axes only (a sum over each
-                      row): units of rows of the kept axes, each output
-                      element reduced by the step's own loop
+    Reduce            of every axis, of two units or more: each unit
+                      reduces its elements into its own slot of an arena
+                      buffer, and the step then combines the slots in unit
+                      order (at most MAX_REDUCE_UNITS slots for a flat
+                      loop: longer units beyond); of trailing axes only (a
+                      sum over each row), of at least 2 * UNIT_ELEMENTS:
+                      units of rows of the kept axes, each output element
+                      reduced by the step's own loop; of leading axes:
+                      units of rows into partial results (parallel_leading.py)
     Gemm / Gemv       units of batch indices or blocks of rows, with
                       OpenBLAS on one thread meanwhile (parallel_blas.py)
+
+Then split steps over the same data run as one: a full reduction and the
+fills over its elements in one loop (parallel_fill_reduce.py: value_and_grad
+of an elementwise sum), others unit by unit (parallel_together.py).
 
 A ParallelStep emits its loop as `void body(i8** ctx, i64 first, i64 stop)`
 running units [first, stop), and calls the runtime's
@@ -49,6 +56,7 @@ PARALLEL_FOR = "gradtape_rt_parallel_for"
 BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE = "gradtape_rt_blas_serial_enter", "gradtape_rt_blas_serial_leave"
 POOL_SYMBOLS = (PARALLEL_FOR, BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE)
 UNIT_ELEMENTS = 16384  # about 10 µs of a simple loop: small enough to balance, large enough to not count
+MAX_REDUCE_UNITS = 4096  # partial results of a flat full reduction (so a dynamic version's fit in 32 KiB)
 
 _I8P = I8.as_pointer()
 _BODY = ir.FunctionType(ir.VoidType(), [_I8P.as_pointer(), I64, I64])
@@ -72,23 +80,29 @@ def external_address(symbol: str) -> int | None:
 def split_for_threads(ctx, steps, dynamic: bool = False) -> list:
     """`steps` with every large step that can be split wrapped in a ParallelStep.
 
-    In a dynamic version (codegen/dynamic.py) only fills whose outermost size holds the
-    run-time N are split: their number of units is computed when the code runs (as a static
-    size's is at compile time), and the pool runs them alone below its threshold. A fill
-    whose split would need N as a number is left whole.
+    In a dynamic version (codegen/dynamic.py) fills and reductions whose outermost size holds
+    the run-time N are split: their number of units is computed when the code runs (as a
+    static size's is at compile time), and the pool runs them alone below its threshold. A
+    step whose split would need N as a number is left whole.
     """
     if _pool_address is None or not blas_allowed():  # blas=False: code that runs without the runtime
         return steps
     from .parallel_blas import split_blas  # it builds on this module's ParallelStep
 
     split = _split_dynamic if dynamic else _split
-    out = [split_blas(ctx, step) or split(ctx, step) or step for step in steps]
+    from .parallel_together import run_together  # it builds on ParallelStep too
+
+    out = run_together(ctx, [split_blas(ctx, step) or split(ctx, step) or step for step in steps])
     if any(isinstance(s, ParallelStep) or isinstance(getattr(s, "step", None), ParallelStep) for s in out):
         ctx.use_external(PARALLEL_FOR, _pool_address(PARALLEL_FOR))
     return out
 
 
 def _split_dynamic(ctx, step):
+    if isinstance(step, Reduce):
+        from .parallel_leading import split_reduce_dynamic  # it builds on this module's ParallelStep
+
+        return split_reduce_dynamic(ctx, step)
     if not isinstance(step, (Fill, FusedFill)):
         return None
     fills = [step] if isinstance(step, Fill) else step.fills
@@ -128,22 +142,34 @@ def _split(ctx, step):
         return ParallelStep(step, split) if split.units >= 2 else None
     if isinstance(step, Reduce):
         src = step.src
-        if src.type.size < 2 * UNIT_ELEMENTS or step.dest.type.size == 0:
+        if step.dest.type.size == 0:
             return None
-        if step.splits_rows():
-            outer = src.shape[:len(step.dest.shape)]
-            rows = _Rows(outer, [set()] * len(outer), src.type.size // max(1, step.dest.type.size))
-            return ParallelStep(step, _RowReduce(step, rows)) if rows.units >= 2 else None
         if set(step.axes) != set(range(len(src.shape))):
+            from .parallel_leading import split_leading  # it builds on this module's ParallelStep
+
+            return split_leading(ctx, step)
+        # A reduction of every axis is split whenever it has two units (not from 2 units of
+        # elements on, as fills): a dynamic version splits it so, and the split changes the
+        # order of the sum.
+        if src.type.size <= UNIT_ELEMENTS:
             return None
         rows = None if src.linear else _Rows(src.shape, placement_splits(src, src.shape))
-        units = -(-src.type.size // UNIT_ELEMENTS) if rows is None else rows.units
+        per_unit, units = flat_reduce_units(src.type.size) if rows is None else (None, rows.units)
         if units < 2:
             return None
         acc_dtype = Reduce.accumulator_dtype(step.kind, step.dest.dtype)
         partials = ctx.arena(TensorType((units,), acc_dtype))
-        return ParallelStep(step, _FullReduce(step, rows, units, partials), partials.buffer)
+        return ParallelStep(step, _FullReduce(step, rows, units, partials, per_unit), partials.buffer)
     return None
+
+
+def flat_reduce_units(n: int) -> tuple:
+    """(elements per unit, units) of a flat reduction of n elements: units of UNIT_ELEMENTS, or of
+    a multiple of it so that there are at most MAX_REDUCE_UNITS (the same count at run time:
+    _FullReduce._per_unit)."""
+    blocks = -(-n // UNIT_ELEMENTS)
+    per_unit = UNIT_ELEMENTS * -(-blocks // MAX_REDUCE_UNITS)
+    return per_unit, -(-n // per_unit)
 
 
 class ParallelStep(Step):
@@ -171,15 +197,18 @@ class ParallelStep(Step):
         pointers = [k.pointer(buf) for buf in buffers] + ([k.sizes] if dynamic else [])
         for i, pointer in enumerate(pointers):
             b.store(b.bitcast(pointer, _I8P), b.gep(ctx, [k.i64(i)], inbounds=True))
-        if hasattr(self.split, "run_time_units"):  # a count of its own (parallel_blas.py's rows)
-            units = self.split.run_time_units(k) if self.split.units is None else k.i64(self.split.units)
-        elif self.split.units is None:  # ceil(count / per_unit) of a run-time count
-            count, per_unit = self.split.unit_count
-            units = b.udiv(b.add(k.i64(count), k.i64(per_unit - 1)), k.i64(per_unit))
-        else:
-            units = k.i64(self.split.units)
-        b.call(_parallel_for(module), [entry, ctx, units, k.i64(self.split.elements)])
+        b.call(_parallel_for(module), [entry, ctx, units_value(k, self.split), k.i64(self.split.elements)])
         self.split.finish(k)
+
+
+def units_value(k, split) -> ir.Value:
+    """The i64 count of `split`'s units: a constant, or computed from the run-time sizes."""
+    if split.units is not None:
+        return k.i64(split.units)
+    if hasattr(split, "run_time_units"):  # a count of its own (parallel_blas.py's rows)
+        return split.run_time_units(k)
+    count, per_unit = split.unit_count  # ceil(count / per_unit) of a run-time count
+    return k.b.udiv(k.b.add(k.i64(count), k.i64(per_unit - 1)), k.i64(per_unit))
 
 
 def _units_function(module, name, buffers, split, dynamic: bool = False) -> ir.Function:
@@ -293,12 +322,14 @@ class _Rows:
         inside = [c for c in self.splits[0] if 0 < c < d0]
         return [0] + sorted(inside, key=functools.cmp_to_key(_order)) + [d0]
 
-    def loop(self, k, first, stop, body, carry=()):
-        """Every index of units [first, stop) in C order: body(idx, *carry) -> carry."""
+    def loop(self, k, first, stop, body, carry=(), rows_per_unit=None):
+        """Every index of units [first, stop) in C order: body(idx, *carry) -> carry.
+        `rows_per_unit` (an i64 value) replaces the static count, for one known at run time."""
         d0 = self.shape[0]
         edges = self.edges()
-        r0 = k.b.mul(first, k.i64(self.rows_per_unit))
-        r1 = _min(k, k.b.mul(stop, k.i64(self.rows_per_unit)), d0)
+        per_unit = k.i64(self.rows_per_unit) if rows_per_unit is None else rows_per_unit
+        r0 = k.b.mul(first, per_unit)
+        r1 = _min(k, k.b.mul(stop, per_unit), d0)
         for lo, hi in zip(edges, edges[1:]):
             carry = dynamic_loop(
                 k, _max(k, r0, lo), _min(k, r1, hi), lo, hi,
@@ -319,6 +350,8 @@ def _order(a, b) -> int:
 
 
 class _FlatFill:
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
+
     def __init__(self, fills):
         self.fills = fills
         self.elements = fills[0].dest.type.size
@@ -339,6 +372,8 @@ class _FlatFill:
 
 
 class _RowFill:
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
+
     def __init__(self, fills, rows: _Rows):
         self.fills = fills
         self.rows = rows
@@ -357,11 +392,14 @@ class _RowReduce:
     """Reduce of trailing axes only: units of rows of the kept axes, each output element computed
     by the step's own loop, as on one thread."""
 
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
+
     def __init__(self, step: Reduce, rows: _Rows):
         self.step = step
         self.rows = rows
         self.elements = step.src.type.size
         self.units = rows.units
+        self.unit_count = getattr(rows, "unit_count", None)  # a run-time count of rows (dynamic versions)
 
     def emit_units(self, k, first, stop):
         rows = self.rows
@@ -379,12 +417,17 @@ class _RowReduce:
 class _FullReduce:
     """Reduce of every axis: unit u reduces its elements into partials[u]; finish adds them in order."""
 
-    def __init__(self, step: Reduce, rows, units: int, partials):
+    alignable = True  # unit u covers the u-th run of elements in C order (parallel_together.py)
+
+    def __init__(self, step: Reduce, rows, units, partials, per_unit=UNIT_ELEMENTS):
         self.step = step
         self.rows = rows
-        self.units = units
+        self.units = units  # None: ceil(elements / per unit), counted at run time
+        self.per_unit = per_unit  # elements per unit of a flat loop; None: computed at run time
         self.partials = partials
         self.elements = step.src.type.size
+        if units is None:  # units of about UNIT_ELEMENTS, as far as parallel_together.py is concerned
+            self.unit_count = (self.elements, UNIT_ELEMENTS)
         dtype = step.dest.dtype
         self.acc_dtype = Reduce.accumulator_dtype(step.kind, dtype)
         self.identity = lambda: constant(self.acc_dtype, reduction_identity(step.kind, self.acc_dtype))
@@ -396,8 +439,8 @@ class _FullReduce:
 
         def unit(u):
             if self.rows is None:
-                begin = k.b.mul(u, k.i64(UNIT_ELEMENTS))
-                end = _min(k, k.b.add(begin, k.i64(UNIT_ELEMENTS)), n)
+                begin = k.b.mul(u, per_unit)
+                end = _min(k, k.b.add(begin, per_unit), n)
                 (acc,) = dynamic_loop(k, begin, end, 0, n,
                                       lambda i, a: (combine(k, a, self.widen(k, src.read_linear(k, i))),),
                                       (self.identity(),))
@@ -407,12 +450,33 @@ class _FullReduce:
                                         (self.identity(),))
             self.partials.store_linear(k, u, acc)
 
-        dynamic_loop(k, first, stop, 0, self.units, unit)
+        per_unit = self._per_unit(k)
+        dynamic_loop(k, first, stop, 0, self.partials.type.size, unit)
+
+    def _per_unit(self, k):
+        """Elements per unit: UNIT_ELEMENTS times ceil(ceil(n / UNIT_ELEMENTS) / MAX_REDUCE_UNITS),
+        as flat_reduce_units counts them for a static size."""
+        if self.per_unit is not None:
+            return k.i64(self.per_unit)
+        b, unit, most = k.b, k.i64(UNIT_ELEMENTS), k.i64(MAX_REDUCE_UNITS)
+        blocks = b.udiv(b.add(k.i64(self.elements), k.i64(UNIT_ELEMENTS - 1)), unit)
+        return b.mul(b.udiv(b.add(blocks, k.i64(MAX_REDUCE_UNITS - 1)), most), unit)
+
+    def run_time_units(self, k):
+        per_unit = self._per_unit(k)
+        return k.b.udiv(k.b.add(k.i64(self.elements), k.b.sub(per_unit, k.i64(1))), per_unit)
 
     def finish(self, k):
+        self.combine_partials(k, self.units if self.units is not None else self.run_time_units(k))
+
+    def combine_partials(self, k, units):
+        """dest = the first `units` partials (an int, or an i64 value) combined in unit order."""
         combine = combiner(self.step.kind, self.acc_dtype, fast=False)  # in unit order: the same sum every time
-        (acc,) = k.loop(self.units, lambda u, a: (combine(k, a, load_fresh(k, self.partials, [u])),),
-                        (self.identity(),))
+        add = lambda u, a: (combine(k, a, load_fresh(k, self.partials, [u])),)  # noqa: E731
+        if isinstance(units, int):
+            (acc,) = k.loop(units, add, (self.identity(),))
+        else:
+            (acc,) = dynamic_loop(k, k.i64(0), units, 0, self.partials.type.size, add, (self.identity(),))
         dest = self.step.dest
         if self.acc_dtype != dest.dtype:
             acc = k.b.fptrunc(acc, value_type(dest.dtype))

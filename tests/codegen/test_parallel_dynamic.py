@@ -14,28 +14,11 @@ from gradtape.codegen.parallel import PARALLEL_FOR, UNIT_ELEMENTS
 from gradtape.ir.optimize import optimize
 from gradtape.runtime import parallel
 
+from .parallel_helpers import restore_settings, rosen, rosen_numpy  # noqa: F401
+
 U = UNIT_ELEMENTS
 # Below the smallest split (one unit), around two units, odd sizes, a last unit of one element.
 SIZES = [2, 3, U - 1, 2 * U - 1, 2 * U, 2 * U + 1, 3 * U + 7, 5 * U + 1]
-
-
-@pytest.fixture(autouse=True)
-def restore_settings():
-    saved = parallel.threads, parallel.min_elements
-    yield
-    parallel.configure(threads=saved[0], min_elements=saved[1])
-
-
-def rosen(x):
-    return gt.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-
-
-def rosen_grad_numpy(x):
-    d = x[1:] - x[:-1] ** 2
-    g = np.zeros_like(x)
-    g[:-1] = -400.0 * x[:-1] * d - 2.0 * (1.0 - x[:-1])
-    g[1:] += 200.0 * d
-    return g
 
 
 def _dynamic_module(f, n1=50_000, n2=60_000) -> str:
@@ -63,7 +46,7 @@ def test_dynamic_version_gives_the_specialized_bits_for_any_number_of_threads():
     for n in SIZES:
         x = rng.uniform(-1, 1, n)
         want = np.asarray(gt.grad(rosen, dynamic=False)(x))
-        np.testing.assert_allclose(want, rosen_grad_numpy(x), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(want, rosen_numpy(x)[1], rtol=1e-12, atol=1e-12)
         for threads in (1, 2, 3):
             parallel.configure(threads=threads, min_elements=0)
             got = np.asarray(dynamic(x))

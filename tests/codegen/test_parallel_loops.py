@@ -217,12 +217,13 @@ def test_reductions_of_trailing_axes_split_by_rows(shape, axis):
     assert _split(gt.make_ir(f, x))
 
 
-def test_sum_over_a_leading_axis_stays_whole_and_right():
+def test_sum_over_a_leading_axis_is_split_and_right():
+    # Units of rows into partial sums (codegen/parallel_leading.py); more in test_parallel_reductions.py.
     x = np.random.default_rng(9).normal(size=(3000, 40))
     f = lambda x: gt.sum(x * x, axis=0)  # noqa: E731
     (got,) = _identical(_native(f, x), [x])
     np.testing.assert_allclose(got, np.sum(x * x, axis=0), rtol=1e-13)
-    assert not _split(gt.make_ir(f, x))
+    assert _split(gt.make_ir(f, x))
 
 
 def _child_result(cf, x, conn):
