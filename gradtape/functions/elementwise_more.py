@@ -1,6 +1,6 @@
 """NumPy's elementwise functions that compose gradtape's ops: fmax/fmin with
 NumPy's NaN rules, logaddexp, sinc, nan_to_num, heaviside, copysign, the
-degree conversions and the complex-part functions on real input.
+degree conversions.
 
 Each is written so that its value matches NumPy's and its derivative (from
 the ops' own rules, through `where`'s masks) is the function's: no branch
@@ -19,7 +19,7 @@ from ._promote import as_tensor, float_operand, promote_pair
 from .elementwise import abs, log1p, maximum, where
 
 __all__ = ["fmax", "fmin", "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "radians", "degrees", "sinc",
-           "nan_to_num", "heaviside", "copysign", "real", "imag", "conj", "conjugate"]
+           "nan_to_num", "heaviside", "copysign"]
 
 
 def _isnan(x):
@@ -197,32 +197,3 @@ def copysign(x1, x2):
                     bind(ew.logical_and_p, bind(ew.eq_p, x2, zero), negative_zero))
     magnitude = abs(x1)
     return where(negative, -magnitude, magnitude)
-
-
-def _real_input(name, x):
-    x = as_tensor(x)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{name}: gradtape has no complex tensors, got {x.dtype}; use real input")
-    return x
-
-
-@implements(np.real)
-def real(x):
-    """The real part: x itself for real input, as numpy.real."""
-    return _real_input("real", x)
-
-
-@implements(np.imag)
-def imag(x):
-    """The imaginary part of real input: zeros of x's shape and dtype, with a zero (not a missing) gradient."""
-    x = _real_input("imag", x)
-    return where(False, x, x.dtype.type(0))
-
-
-@implements(np.conj, np.conjugate)
-def conj(x):
-    """The complex conjugate of real input: x itself, as numpy.conj."""
-    return _real_input("conj", x)
-
-
-conjugate = conj

@@ -66,7 +66,7 @@ def _floating(x, requested) -> Tensor:
     x = as_tensor(x)
     if requested is not None:
         return convert(x, requested)
-    return x if x.dtype.kind == "f" else convert(x, np.dtype(np.float64))
+    return x if x.dtype.kind in "fc" else convert(x, np.dtype(np.float64))
 
 
 def _divide(total, n: int):

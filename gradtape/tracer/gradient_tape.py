@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import ir
+from ..ir.ops.complex_parts import conj_p
 from . import tape_stack, tree
 from .backward import backward_for, cached_plan
 from .backward_jacobian import jacobian_for
@@ -380,6 +381,7 @@ class GradientTape:
                         self._tape = None
                         self._used = True
                     grads = plan.gradients(rec)
+                    grads = _tensorflow_convention(grads)
                     if unconnected_gradients is _ZERO:
                         grads = [_zeros_if_none(g, s) for g, s in zip(grads, flat_sources)]
                     if structure is list:
@@ -403,7 +405,7 @@ class GradientTape:
             if t._sym is not None:
                 check_live(t)  # a tensor leaked out of a finished trace was never recorded
         flat_sources = _check_sources(sources)
-        seeds = _seeds(flat_targets, output_gradients)
+        seeds = _tensorflow_convention(_seeds(flat_targets, output_gradients))
         rec = self._begin_use("gradient")
         recorded = [k for k, t in enumerate(flat_targets) if not isinstance(t, Variable)]
         if recorded:
@@ -414,6 +416,7 @@ class GradientTape:
             grads = [None] * len(flat_sources)
         if len(recorded) < len(flat_targets):
             grads = _with_variable_targets(grads, flat_targets, seeds, flat_sources)
+        grads = _tensorflow_convention(grads)
         if unconnected is UnconnectedGradients.ZERO:
             grads = [_zeros_if_none(g, s) for g, s in zip(grads, flat_sources)]
         return tree.unflatten(sources, grads)
@@ -699,6 +702,14 @@ def _seeds(flat_targets, output_gradients) -> list:
             )
         seeds.append(g)  # a Tensor stays one: outer tapes may differentiate through it
     return seeds
+
+
+def _tensorflow_convention(values) -> list:
+    """Complex gradients as TensorFlow gives them: the conjugates of JAX's, which the
+    backward pass computes (docs/complex.md). Applied to the output gradients on the way
+    in and to the gradients on the way out, so the gradient of a real loss is
+    d loss/dx + i d loss/dy and a holomorphic f's is conj(f'(z)) times the output gradient."""
+    return [bind(conj_p, v) if v is not None and v.dtype.kind == "c" else v for v in values]
 
 
 def _zeros_if_none(grad, source):

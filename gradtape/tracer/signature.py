@@ -25,8 +25,8 @@ F64 = np.dtype(np.float64)
 I64 = np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
 
-_SCALAR_DTYPES = {float: F64, int: I64, bool: BOOL}
-_SUPPORTED_KINDS = "fiub"
+_SCALAR_DTYPES = {float: F64, int: I64, bool: BOOL, complex: np.dtype(np.complex128)}
+_SUPPORTED_KINDS = "fciub"
 
 
 class _Marker:
@@ -153,7 +153,7 @@ class _BadLeaf(Exception):
         if self.dtype is not None:
             return TypeError(
                 f"{fname}: {where} has dtype {self.dtype}, which gradtape does not support; "
-                "use a float, integer or bool dtype"
+                "use a float, complex, integer or bool dtype"
             )
         if isinstance(self.leaf, np.ndarray):  # a subclass with meaning of its own (a mask, matrix products)
             return TypeError(
