@@ -174,6 +174,14 @@ def float_operand(x):
     return out
 
 
+def refuse_complex(name: str, *xs):
+    """A TypeError naming the function for a complex operand of a function of real numbers."""
+    for x in xs:
+        if getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c" or isinstance(x, complex):
+            raise TypeError(f"{name}: complex input is not supported, got a value of dtype "
+                            f"{np.asarray(x).dtype if isinstance(x, complex) else x.dtype}")
+
+
 def inexact_operand(x):
     """float_operand(x) for a function of complex numbers too: complex x passes unchanged."""
     if (x.__class__ is np.ndarray or isinstance(x, Tensor)) and x.dtype.kind in "fc":

@@ -14,6 +14,7 @@ import numpy as np
 from ..ir.ops import complex_parts as cp
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
+from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from ._promote import as_tensor, inexact_operand
 
@@ -152,3 +153,9 @@ def real_if_close(a, tol=100):
         tol = tol * np.finfo(a.dtype).eps
     small = np.all(np.abs(np.asarray(bind(cp.imag_p, a).numpy())) < tol)
     return real(a) if small else a
+
+
+# NumPy's array attributes and methods of complex numbers, on tensors: t.real, t.imag, t.conj().
+Tensor.real = property(real, doc="The real part, as ndarray.real.")
+Tensor.imag = property(imag, doc="The imaginary part, as ndarray.imag.")
+Tensor.conj = Tensor.conjugate = conj

@@ -26,6 +26,7 @@ def _unary_float(op, *numpy_functions):
     def fn(x):
         return bind(op, operand(x))
 
+    fn.__code__ = fn.__code__.replace(co_name=op.name)  # float_operand's errors (and tracebacks) name it
     fn.__name__ = op.name
     fn.__doc__ = f"Elementwise {op.name}, as numpy.{numpy_functions[0].__name__}; ints become float64."
     return always_new(fn)  # every path binds an op

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
-from ._promote import as_tensor, float_operand
+from ._promote import as_tensor, float_operand, refuse_complex
 
 __all__ = ["fabs", "rint", "trunc", "fix", "modf", "ldexp", "frexp"]
 
@@ -51,6 +51,7 @@ def trunc(x, out=None):
     if out is not None:
         raise TypeError("trunc: out= is not supported (tensors are immutable)")
     x = as_tensor(x)
+    refuse_complex("trunc", x)
     if x.dtype.kind != "f":
         return x
     return ew.where(ew.less(x, 0.0), ew.ceil(x), ew.floor(x))

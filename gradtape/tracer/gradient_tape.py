@@ -476,6 +476,7 @@ class GradientTape:
         if not isinstance(target, Tensor):
             raise TypeError(f"GradientTape.jacobian: target must be a Tensor, got {type(target).__name__}")
         flat_sources = _check_sources(sources)
+        _refuse_complex_jacobian("jacobian", [target, *flat_sources])
         rec = self._begin_use("jacobian")
         if isinstance(target, Variable):  # the variable itself (see `gradient`)
             return tree.unflatten(sources, [_identity_jacobian(target, s, unconnected) for s in flat_sources])
@@ -556,6 +557,7 @@ class GradientTape:
         _unconnected_mode(unconnected_gradients)  # still reject unknown values
         if not isinstance(target, Tensor) or not isinstance(source, Tensor):
             raise TypeError("GradientTape.batch_jacobian: target and source must be Tensors")
+        _refuse_complex_jacobian("batch_jacobian", [target, source])
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(
                 f"Need first dimension of target shape ({target.shape}) and source "
@@ -702,6 +704,16 @@ def _seeds(flat_targets, output_gradients) -> list:
             )
         seeds.append(g)  # a Tensor stays one: outer tapes may differentiate through it
     return seeds
+
+
+def _refuse_complex_jacobian(method, tensors):
+    """Jacobians on the tape are of real values: a basis of real tangents would miss the
+    imaginary directions of a complex source (docs/complex.md)."""
+    for t in tensors:
+        if t.dtype.kind == "c":
+            raise TypeError(f"GradientTape.{method}: complex targets and sources are not supported, got "
+                            f"{t.dtype}; take tape.gradient of each output, or use gradtape.jacobian with "
+                            "holomorphic=True for a holomorphic function")
 
 
 def _tensorflow_convention(values) -> list:

@@ -124,7 +124,24 @@ LAYOUT = [
     ComplexSpec("take", lambda z: np.take(z, np.array([1, 0]), axis=1), ((2, 3),)),
 ]
 
-SPECS = UNARY + BINARY + REDUCTIONS + CONTRACTIONS + LAYOUT
+
+# NumPy functions composed of the ops above, whose complex case NumPy defines its own way
+COMPOSED = [
+    ComplexSpec("var", lambda z: np.var(z, axis=1), ((2, 4),)),
+    ComplexSpec("std", lambda z: np.std(z), ((2, 4),), center=0.5),
+    ComplexSpec("cumsum", lambda z: np.cumsum(z, axis=1), ((2, 4),)),
+    ComplexSpec("cumprod", lambda z: np.cumprod(z), ((5,),), center=1.0),
+    ComplexSpec("diff", lambda z: np.diff(z, axis=0), ((3, 2),)),
+    ComplexSpec("convolve", np.convolve, ((4,), (3,))),
+    ComplexSpec("correlate_conjugates_v", lambda a, v: np.correlate(a, v, "full"), ((4,), (3,))),
+    ComplexSpec("interp_complex_values", lambda x, fp: np.interp(x, np.arange(4.0), fp), ((3,), (4,)),
+                center=1.5, real_args=(0,)),
+    ComplexSpec("trace", np.trace, ((3, 3),)),
+    ComplexSpec("kron", np.kron, ((2,), (3,))),
+    ComplexSpec("average_weighted", lambda z, w: np.average(z, axis=0, weights=w), ((3, 2), (3,)),
+                center=1.0, real_args=(1,)),
+    ComplexSpec("attributes", lambda z: z.real * z.imag + z.conj(), ((2, 3),)),
+]
 
 # numpy.fft (functions/fourier.py): lengths, axes and norms; real inputs for the real transforms
 FFT = [
@@ -157,4 +174,4 @@ FFT = [
     ComplexSpec("power_spectrum", lambda x: np.abs(np.fft.rfft(x)) ** 2, ((7,),), real_args=(0,)),
 ]
 
-SPECS = SPECS + FFT
+SPECS = UNARY + BINARY + REDUCTIONS + CONTRACTIONS + LAYOUT + COMPOSED + FFT

@@ -155,3 +155,60 @@ def test_grad_through_a_real_argument_mixed_with_complex_constants():
     got = gt.grad(loss)(x)
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, jax_gradient(loss, [x], 0), rtol=1e-8)
+
+
+def _loop(z):
+    c = z
+    for _ in range(6):  # a Python loop gradtape re-rolls into a scan
+        c = c * (1 + 0.1j) + z
+    return np.sum(np.abs(c) ** 2)
+
+
+def _scan_loss(z):
+    final, _ = gt.scan(lambda c, _: (c * (1 + 0.1j) + np.sin(c), c), z, None, length=3)
+    return np.sum(np.abs(final) ** 2)
+
+
+@pytest.mark.parametrize("loss,reference", [
+    (_loop, _loop),
+    (_scan_loss, None),
+    (lambda z: np.sum(np.abs(gt.cond(True, lambda a: a * 2j, lambda a: a, z)) ** 2), lambda z: np.sum(np.abs(2j * z) ** 2)),
+    (lambda z: np.real(gt.fori_loop(0, 3, lambda i, c: c * z[0], 1 + 0j)), lambda z: np.real(z[0] ** 3)),
+    (lambda z: np.sum(np.abs(gt.checkpoint(lambda a: a * np.exp(a))(z)) ** 2), lambda z: np.sum(np.abs(z * np.exp(z)) ** 2)),
+], ids=["rerolled_loop", "scan", "cond", "fori_loop", "checkpoint"])
+def test_control_flow_carries_complex_values_and_their_gradients(loss, reference):
+    z = np.array([0.3 + 0.4j, -0.2 + 0.1j])
+    got = gt.grad(loss)(z)
+    numeric = gt.differentiable(loss) if reference is None else reference
+    np.testing.assert_allclose(got, jax_gradient(lambda a: float(np.real(numeric(a))), [z], 0), rtol=1e-7)
+
+
+def test_vmap_of_a_complex_gradient_is_the_gradient_of_each():
+    zs = np.array([0.3 + 0.4j, -0.2 + 0.1j, 1.5 - 2j])
+    per_element = gt.vmap(gt.grad(lambda z: np.abs(np.sin(z)) ** 2))(zs)
+    np.testing.assert_allclose(per_element, [gt.grad(lambda z: np.abs(np.sin(z)) ** 2)(z) for z in zs], rtol=1e-14)
+
+
+def test_vjp_linearize_and_forward_accumulator_on_complex_values():
+    z = np.array([0.3 + 0.4j, -0.2 + 0.1j])
+    t = np.array([1 + 0j, 1j])
+    _, pullback = gt.vjp(lambda a: a * a, z)
+    np.testing.assert_allclose(pullback(t)[0], 2 * z * t, rtol=1e-14)  # transpose, no conjugation
+    _, f_jvp = gt.linearize(lambda a: np.exp(a), z)
+    np.testing.assert_allclose(f_jvp(t), np.exp(z) * t, rtol=1e-14)
+    x = gt.constant(z)
+    with gt.ForwardAccumulator(x, gt.constant(t)) as acc:
+        y = x * np.abs(x)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), gt.jvp(lambda a: a * np.abs(a), (z,), (t,))[1], rtol=1e-14)
+
+
+def test_jacobians_of_real_bases_refuse_complex_values():
+    z = gt.constant(Z)
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(z)
+        y = np.abs(z) ** 2
+    for method in (tape.jacobian, tape.batch_jacobian):
+        with pytest.raises(TypeError, match="complex targets and sources are not supported"):
+            method(y, z)
+    with pytest.raises(TypeError, match="sparse Jacobians are of real arrays"):
+        gt.jacobian(lambda a: a * a, sparse=True)(Z)

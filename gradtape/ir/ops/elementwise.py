@@ -204,6 +204,8 @@ shape_rules[cast_p] = lambda x, *, dtype: x.with_dtype(dtype)
 
 def _cast_impl(x, *, dtype):
     x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind == "b":
+        return x != 0  # NumPy's bool of a complex number: either part nonzero
     if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         x = x.real  # what astype gives, without its ComplexWarning: the cast means the real part
     return x.astype(dtype)
