@@ -46,9 +46,10 @@ class _Marker:
 
 
 LIST, TUPLE, DICT, STATIC = _Marker("list"), _Marker("tuple"), _Marker("dict"), _Marker("static")
-# In a signature, the "dtype" of a Python float or int argument: weakly typed (tracer/weak.py).
+# In a signature, the "dtype" of a Python float, int or complex argument: weakly typed (tracer/weak.py).
 PY_FLOAT, PY_INT = _Marker("py_float"), _Marker("py_int")  # names: what __reduce__ looks up
-_WEAK_PARTS = {float: PY_FLOAT, int: PY_INT}
+PY_COMPLEX = _Marker("py_complex")
+_WEAK_PARTS = {float: PY_FLOAT, int: PY_INT, complex: PY_COMPLEX}
 
 
 class Signature:

@@ -74,6 +74,9 @@ def test_python_complex_scalars_are_weak(dtype, want):
     assert (x * 1j).dtype == want
     assert (gt.constant(x) * 1j).dtype == want
     assert gt.differentiable(lambda a: a * (2 - 1j))(x).dtype == want
+    staged = gt.differentiable(lambda a, c: a * c)  # a Python complex argument is traced weak too
+    np.testing.assert_array_equal(staged(x, 2 - 1j), x * (2 - 1j))
+    assert staged(x, 2 - 1j).dtype == want
 
 
 def test_equality_comparisons_of_complex_values():
