@@ -219,6 +219,8 @@ def categorical(key, logits, axis=-1, shape=None):
         Tensor([0, 0], dtype=int64)
     """
     logits = as_tensor(logits)
+    if logits.dtype.kind == "c":
+        raise TypeError(f"categorical: logits must be real, got dtype {logits.dtype}")
     if logits.dtype.kind != "f":
         logits = ew.cast(logits, np.float64)
     last = moveaxis(logits, axis, -1)

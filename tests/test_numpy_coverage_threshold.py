@@ -1,7 +1,7 @@
 """At least 95% of the NumPy, numpy.linalg and (in scope) scipy.special functions
 that JAX or autograd differentiate are differentiable here (tools/numpy_coverage.py),
-among those of real numbers: the complex cases and numpy.fft count as unsupported
-in docs/numpy_coverage.md until gradtape has complex tensors, and are not held to it."""
+among those of real numbers: the complex cases and numpy.fft (issue 28, under way:
+docs/complex.md) are counted in docs/numpy_coverage.md but not held to it."""
 from .test_numpy_coverage import ROWS, TOOL
 
 

@@ -12,8 +12,9 @@ gradtape.scipy.special has it, and what one example call does on tensors
 under a GradientTape: a gradient (differentiable), integer or bool results
 (integer result), or an error. The ops column is the set of IR ops (the op
 table, ir/ops/) that the call traces to, or why it cannot be traced.
-Rows with complex numbers (in or out, upstream) and numpy.fft's are
-unsupported until gradtape has complex tensors: they are not probed.
+Rows with complex numbers (in or out, upstream) are probed like the others,
+their example making complex tensors; numpy.fft's rows are unsupported until
+gradtape has the FFT (issue 28): they are not probed.
 """
 from __future__ import annotations
 
@@ -49,20 +50,17 @@ REASONS = {
     "numpy.histogram_bin_edges": "edges from data-dependent ranges",
     "numpy.histogram2d": "bin counts are integers; only JAX's weights= path has a derivative",
     "numpy.histogramdd": "bin counts are integers; only JAX's weights= path has a derivative",
-    "numpy.linalg.eig": "eigenvectors of a general real matrix are complex; gradtape has no complex tensors "
+    "numpy.linalg.eig": "not yet: a general eigendecomposition (LAPACK geev, issue 28) "
                         "(use numpy.linalg.eigh for symmetric matrices)",
     "numpy.kaiser": "NumPy's kaiser does not dispatch to tensors, and takes float() of beta",
-    "numpy.angle": "the argument of a complex number; gradtape has no complex tensors",
-    "numpy.real_if_close": "complex input only",
 }
 
 # NumPy functions that never dispatch to tensors (they convert their arguments
 # themselves): gradtape's function of the same name does their job.
 ALIASES = {"numpy.array": "array", "numpy.asarray": "asarray", "numpy.full": "full"}
 
-# Why rows with complex numbers, and numpy.fft's, are unsupported (the complex-numbers issue)
-COMPLEX_REASON = "complex numbers: gradtape has no complex tensors yet"
-FFT_REASON = "numpy.fft is not implemented: it comes with complex numbers"
+# Why numpy.fft's rows are unsupported (issue 28, complex numbers and the FFT)
+FFT_REASON = "numpy.fft is not implemented yet (issue 28)"
 
 MODULES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special")
 
@@ -80,9 +78,21 @@ def upstream_rows() -> list:
     return rows
 
 
-def complex_row(name: str, numbers: str) -> bool:
-    """Counted unsupported until the complex-numbers issue: complex in or out upstream, and all of numpy.fft."""
-    return numbers == "complex" or name.startswith("numpy.fft.")
+class Row(tuple):
+    """(name, kind, upstream, status, detail, ops), knowing whether it is a function's complex case."""
+
+    complex = False
+
+
+def _row(fields, numbers: str) -> Row:
+    row = Row(fields)
+    row.complex = numbers == "complex"
+    return row
+
+
+def fft_row(name: str) -> bool:
+    """numpy.fft's rows, counted unsupported (not probed) until gradtape implements the function."""
+    return name.startswith("numpy.fft.") and implementation(name) is None
 
 
 def _numpy_object(name):
@@ -145,11 +155,12 @@ def _probe(name, example):
                 leaves = [leaf for leaf in leaves if not isinstance(leaf, (int, np.integer))]  # lstsq's rank)
             if not all(isinstance(leaf, gt.Tensor) for leaf in leaves):
                 return "unsupported", f"returned {type(out).__name__}, not tensors"
-            floats = [leaf for leaf in leaves if leaf.dtype.kind == "f"]
+            floats = [leaf for leaf in leaves if leaf.dtype.kind in "fc"]
             if not floats:
                 return "integer result", ""
-            with tape:
-                total = sum(gt.sum(leaf) for leaf in floats)
+            with tape:  # a complex result counts by its real and imaginary parts
+                total = sum(gt.sum(gt.real(leaf) + gt.imag(leaf)) if leaf.dtype.kind == "c" else gt.sum(leaf)
+                            for leaf in floats)
             grads = tape.gradient(total, [x, y, m])
         except Exception as err:  # noqa: BLE001  the doc reports what happened
             message = str(err).splitlines()[0][:150]
@@ -178,9 +189,8 @@ def table() -> list:
     """[(name, kind, upstream, status, detail, ops)] for every upstream row."""
     rows = []
     for name, kind, upstream, numbers, example in upstream_rows():
-        if complex_row(name, numbers):
-            reason = COMPLEX_REASON if numbers == "complex" else FFT_REASON
-            rows.append((name, kind, upstream, "unsupported", reason, ""))
+        if fft_row(name):
+            rows.append(_row((name, kind, upstream, "unsupported", FFT_REASON, ""), numbers))
             continue
         if implementation(name) is None:
             status, detail = "unsupported", REASONS.get(name, "not implemented")
@@ -191,7 +201,7 @@ def table() -> list:
             if name in ALIASES and status != "unsupported":
                 detail = (f"as gradtape.{ALIASES[name]} ({name} converts its arguments itself, "
                           "without dispatching to tensors)")
-        rows.append((name, kind, upstream, status, detail, ops))
+        rows.append(_row((name, kind, upstream, status, detail, ops), numbers))
     return rows
 
 
@@ -208,8 +218,8 @@ def coverage(rows) -> tuple:
 
 
 def real_rows(rows) -> list:
-    """The rows without complex numbers (numpy.fft's included among those): what gradtape can do now."""
-    return [r for r in rows if r[4] not in (COMPLEX_REASON, FFT_REASON)]
+    """The rows without complex numbers (numpy.fft's counted among those)."""
+    return [r for r in rows if not r.complex and not r[0].startswith("numpy.fft.")]
 
 
 def render(rows=None) -> str:
@@ -227,11 +237,11 @@ def render(rows=None) -> str:
         "differentiate, and what it does on gradtape tensors. The upstream list is",
         "`tools/numpy_coverage_upstream.tsv`, made by `tools/numpy_coverage_upstream.py` from JAX's",
         "namespaces (each function probed with `jax.grad`) and autograd's. Rows marked (complex) are",
-        "a function's complex case (complex inputs or results upstream); they and `numpy.fft`'s rows",
-        "count as unsupported until gradtape has complex tensors.",
+        "a function's complex case (complex inputs or results upstream), probed with complex tensors",
+        "(docs/complex.md); `numpy.fft`'s rows count as unsupported until gradtape has the FFT.",
         "The status comes from running one example call on tensors under a `GradientTape`:",
         "",
-        "- **differentiable**: a float result with a gradient;",
+        "- **differentiable**: a float (real or complex) result with a gradient;",
         "- **integer result**: int or bool results, which carry no derivative (as upstream);",
         "- **constant result**: a result that does not depend on the input values;",
         "- **unsupported**: NumPy raises `UnsupportedNumPyFunction` (with the reason), or the call failed.",
@@ -253,9 +263,10 @@ def render(rows=None) -> str:
         counts = {s: sum(r[3] == s for r in section) for s in STATUSES}
         lines += [f"## `{module}`", "", ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) + ".", "",
                   "| function | upstream | status | ops (staged) |", "|---|---|---|---|"]
-        for name, kind, upstream, status, detail, ops in section:
+        for row in section:
+            name, kind, upstream, status, detail, ops = row
             short = f"`{name.rpartition('.')[2]}`"
-            if detail == COMPLEX_REASON and module != "numpy.fft":
+            if row.complex and module != "numpy.fft":
                 short += " (complex)"  # the complex case of a function listed for real numbers too
             shown = status if not detail else f"{status}: {detail}"
             if kind != "differentiable":

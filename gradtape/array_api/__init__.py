@@ -17,8 +17,9 @@ runs on gradtape tensors unchanged, and differentiates:
 Every function is gradtape's own where gradtape has it (so it records on
 tapes and stages); the standard's other names and signatures are adapted
 in _functions.py, linalg.py, _creation.py and _dtypes.py. What it does not
-have: complex dtypes and the fft extension (gradtape has no complex numbers
-yet), in-place updates (tensors are immutable: `x.at[i].set(v)`), and
+have: complex dtypes and the fft extension (gradtape computes with complex
+numbers since issue 28, docs/complex.md, but this namespace has not been
+checked against the suite's complex and fft tests yet), in-place updates (tensors are immutable: `x.at[i].set(v)`), and
 `copy=False` where a copy is needed (refused).
 docs/numpy.md gives the conformance suite's pass rate and how to rerun it.
 """

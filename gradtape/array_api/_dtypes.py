@@ -4,8 +4,8 @@ gradtape tensors have NumPy dtypes, so the namespace's dtype objects are
 `numpy.dtype` instances, and the functions of the standard's "data type
 functions" section are NumPy's own where NumPy has them (NumPy 2 follows
 the standard's promotion rules). The complex dtypes are named, as the
-standard requires, but gradtape does not compute with complex numbers
-yet: tensors of them are refused by its functions.
+standard requires; gradtape computes with them (docs/complex.md), but
+this namespace has not been checked against the suite's complex tests yet.
 """
 from __future__ import annotations
 

@@ -18,12 +18,15 @@ from . import grids, joining, rearrange, sorting  # issue 15 point 3: NumPy's sh
 from . import predicates, scans, statistics, quantiles, bessel  # issue 15 points 2 and 6: reductions, predicates
 from . import elementwise_more, elementwise_division  # issue 15 point 1: NumPy's other elementwise functions
 from . import bitwise  # & | ^ ~ << >> of integers
+from . import complex_numbers  # issue 28: real, imag, conj, angle of complex tensors
+from . import fourier  # noqa: F401  (issue 28: numpy.fft on tensors, through NumPy's dispatch)
 from . import applied, polyfit  # noqa: F401  (np.apply_along_axis, piecewise, choose, insert, astype, polyfit)
 from . import linalg_decomp, linalg_solve  # issue 15 point 4: numpy.linalg (public as gradtape.linalg)
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_more import *  # noqa: F401,F403
 from .elementwise_division import *  # noqa: F401,F403
 from .bitwise import *  # noqa: F401,F403
+from .complex_numbers import *  # noqa: F401,F403
 from .elementwise_rest import *  # noqa: F401,F403
 from .arrays_more import *  # noqa: F401,F403
 from .polynomials import *  # noqa: F401,F403
@@ -62,7 +65,8 @@ def _public_functions(module: _types.ModuleType) -> list:
 __all__ = [name for module in (elementwise, shape, creation, arrays, reductions, linalg, nn, control_flow, implicit,
                                rearrange, joining, sorting, grids,
                                scans, statistics, quantiles, bessel, predicates, elementwise_more, elementwise_division,
-                               elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more, bitwise)
+                               elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more, bitwise,
+                               complex_numbers)
            for name in _public_functions(module)]
 
 

@@ -4,6 +4,8 @@ conversion to tensors, and axis normalization.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..ir.ops.elementwise import cast_p
@@ -13,7 +15,7 @@ from ..tracer.dispatch import bind
 from ..tracer.tensor import Tensor
 from ..tracer.weak import WeakScalar
 
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float, complex)  # weak in promotion: x_f32 * 1j is complex64
 
 
 def dtype_of(x):
@@ -106,7 +108,7 @@ def stacked(x, name: str = "array") -> Tensor:
 def _promote_by_numpy(args, float_result: bool) -> list:
     args = [stacked(a) if holds_tensor(a) else a for a in args]
     dtype = np.result_type(*[dtype_of(a) for a in args])
-    if float_result and dtype.kind not in "f":
+    if float_result and dtype.kind not in "fc":
         dtype = np.dtype(np.float64)
     return [convert(a, dtype) for a in args]
 
@@ -151,10 +153,38 @@ def promote_pair(x, y, float_result: bool = False):
 
 
 def float_operand(x):
-    """promote_float(x)[0]: x itself when it is a float tensor or array (the common case,
-    checked first because every unary op of a training loop comes here). A weak float
-    (WeakScalar) stays float64, as numpy.exp(2.5) is a float64."""
+    """promote_float(x)[0] for a function of real numbers: x itself when it is a float tensor or
+    array (the common case, checked first because every unary op of a training loop comes
+    here). A weak float (WeakScalar) stays float64, as numpy.exp(2.5) is a float64.
+
+    Raises:
+      TypeError: x is complex, naming the calling function (functions that take complex
+        numbers call inexact_operand instead).
+    """
     if (x.__class__ is np.ndarray or isinstance(x, Tensor)) and x.dtype.kind == "f":
+        return x
+    out = promote_float(x)[0]
+    if out.dtype.kind == "c":
+        frame = sys._getframe(1)
+        while frame.f_code.co_name[0] in "_<" and frame.f_back is not None:  # the public function
+            frame = frame.f_back
+        caller = frame.f_code.co_name
+        raise TypeError(f"{caller}: complex input is not supported, got a value of dtype {out.dtype}; "
+                        "take numpy.real or numpy.abs first (docs/complex.md lists the complex functions)")
+    return out
+
+
+def refuse_complex(name: str, *xs):
+    """A TypeError naming the function for a complex operand of a function of real numbers."""
+    for x in xs:
+        if getattr(x, "dtype", None) is not None and np.dtype(x.dtype).kind == "c" or isinstance(x, complex):
+            raise TypeError(f"{name}: complex input is not supported, got a value of dtype "
+                            f"{np.asarray(x).dtype if isinstance(x, complex) else x.dtype}")
+
+
+def inexact_operand(x):
+    """float_operand(x) for a function of complex numbers too: complex x passes unchanged."""
+    if (x.__class__ is np.ndarray or isinstance(x, Tensor)) and x.dtype.kind in "fc":
         return x
     return promote_float(x)[0]
 

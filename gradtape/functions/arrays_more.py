@@ -17,6 +17,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions, scans
+from .complex_numbers import conj
 from ._promote import as_tensor, normalize_axis, promote
 from .fresh import fresh
 from .rearrange import _count
@@ -305,28 +306,33 @@ def matvec(x1, x2, /):
 
 @implements(*_numpy("vecmat"))
 def vecmat(x1, x2, /):
-    """Vector-matrix products over the last axes (x1 conjugated: real here), as numpy.vecmat.
+    """Vector-matrix products over the last axes (x1 conjugated when complex), as numpy.vecmat.
 
     Example::
 
         >>> gradtape.vecmat(gradtape.constant([1.0, 2.0]), np.eye(2))
         Tensor([1., 2.], dtype=float64)
     """
-    x1, x2 = promote(x1, x2)
+    x1, x2 = _conjugated_first(*promote(x1, x2))
     return reductions.sum(ew.multiply(expand_dims(x1, -1), x2), axis=-2)
 
 
 @implements(np.vecdot, np.linalg.vecdot)
 def vecdot(x1, x2, /, *, axis=-1):
-    """Dot products of vectors along axis, broadcasting the others, as numpy.vecdot.
+    """Dot products of vectors along axis (x1 conjugated when complex), broadcasting the others, as numpy.vecdot.
 
     Example::
 
         >>> gradtape.vecdot(gradtape.constant([[1.0, 2.0]]), [3.0, 4.0])
         Tensor([11.], dtype=float64)
     """
-    x1, x2 = promote(x1, x2)
+    x1, x2 = _conjugated_first(*promote(x1, x2))
     return reductions.sum(ew.multiply(x1, x2), axis=axis)
+
+
+def _conjugated_first(x1, x2):
+    """(conj(x1), x2): NumPy's vector products conjugate their first operand."""
+    return (conj(as_tensor(x1)) if np.dtype(x1.dtype).kind == "c" else x1), x2
 
 
 def _cumulative(name, scan, x, axis, dtype, include_initial, initial):

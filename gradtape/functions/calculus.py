@@ -19,6 +19,7 @@ from ..tracer.dispatch import bind
 from . import reductions, scans, shape, sorting
 from .nn import clip
 from ._promote import as_tensor, float_operand, normalize_axis
+from .complex_numbers import imag, real
 from .grids import linspace
 from .shape import concatenate, moveaxis, reshape
 
@@ -287,6 +288,13 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return counts, edges
 
 
+def _complex_interp(x, xp, fp, left, right, period):
+    """interp of complex fp (and left, right): complex128, real and imaginary parts apart."""
+    parts = [interp(x, xp, part(fp), None if left is None else part(left), None if right is None else part(right),
+                    period) for part in (real, imag)]
+    return ew.add(ew.cast(parts[0], np.complex128), ew.multiply(ew.cast(parts[1], np.complex128), 1j))
+
+
 @implements(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of (xp, fp) at x, as numpy.interp.
@@ -310,6 +318,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         >>> gradtape.interp(gradtape.constant([0.5, 2.5]), [0.0, 1.0, 2.0], [0.0, 10.0, 20.0])
         Tensor([ 5., 20.], dtype=float64)
     """
+    if as_tensor(fp).dtype.kind == "c":  # NumPy interpolates the real and imaginary parts
+        return _complex_interp(x, xp, as_tensor(fp), left, right, period)
     x, fp = as_tensor(x, np.float64), as_tensor(fp, np.float64)  # float64, as NumPy's result
     xp = bind(ew_ops.stop_gradient_p, as_tensor(xp, np.float64))
     if xp.ndim != 1 or fp.ndim != 1:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import elementwise as ew
+from ..ir.ops._helpers import COMPLEX_OPS
 from ..ir.ops.int_pow import NEGATIVE_POWER_MESSAGE, int_pow_p
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from ..tracer.weak import WeakScalar
-from ._promote import as_tensor, convert, dtype_of, float_operand, promote_pair
+from ._promote import as_tensor, convert, dtype_of, float_operand, inexact_operand, promote_pair
 from .fresh import always_new
 
 _BOOL = np.dtype(np.bool_)  # made once: convert takes a dtype as it is
@@ -19,10 +20,13 @@ _INT8 = np.dtype(np.int8)
 
 
 def _unary_float(op, *numpy_functions):
+    operand = inexact_operand if op in COMPLEX_OPS else float_operand  # complex_parts.py's list
+
     @implements(*numpy_functions)
     def fn(x):
-        return bind(op, float_operand(x))
+        return bind(op, operand(x))
 
+    fn.__code__ = fn.__code__.replace(co_name=op.name)  # float_operand's errors (and tracebacks) name it
     fn.__name__ = op.name
     fn.__doc__ = f"Elementwise {op.name}, as numpy.{numpy_functions[0].__name__}; ints become float64."
     return always_new(fn)  # every path binds an op
@@ -97,6 +101,9 @@ def _unary_keep(op, *numpy_functions, float_only=False):
     @implements(*numpy_functions)
     def fn(x):
         x = as_tensor(x) if not isinstance(x, Tensor) else x
+        if x.dtype.kind == "c" and op not in COMPLEX_OPS:
+            raise TypeError(f"{op.name}: complex input is not supported, got a value of dtype {x.dtype}; "
+                            "take numpy.real or numpy.abs first")
         if float_only and x.dtype.kind not in "f":
             return x  # floor/ceil/round of an integer is itself, as in NumPy
         return bind(op, x)

@@ -1,6 +1,6 @@
 """NumPy's elementwise functions that compose gradtape's ops: fmax/fmin with
 NumPy's NaN rules, logaddexp, sinc, nan_to_num, heaviside, copysign, the
-degree conversions and the complex-part functions on real input.
+degree conversions.
 
 Each is written so that its value matches NumPy's and its derivative (from
 the ops' own rules, through `where`'s masks) is the function's: no branch
@@ -12,14 +12,15 @@ import math
 
 import numpy as np
 
+from ..ir.ops import complex_parts as cp
 from ..ir.ops import elementwise as ew
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
-from ._promote import as_tensor, float_operand, promote_pair
+from ._promote import as_tensor, float_operand, promote_pair, refuse_complex
 from .elementwise import abs, log1p, maximum, where
 
 __all__ = ["fmax", "fmin", "logaddexp", "logaddexp2", "deg2rad", "rad2deg", "radians", "degrees", "sinc",
-           "nan_to_num", "heaviside", "copysign", "real", "imag", "conj", "conjugate"]
+           "nan_to_num", "heaviside", "copysign"]
 
 
 def _isnan(x):
@@ -66,6 +67,7 @@ def _logaddexp(x, y, tail, tail_at_0):
     and abs' zero slope there made the second derivative 0). Equal infinities (x - y is
     NaN there) give themselves, with derivative 1/2 to each, from finite stand-ins."""
     x, y = promote_pair(x, y, True)
+    refuse_complex("logaddexp", x)
     zero = x.dtype.type(0)
     infinite_tie = bind(ew.logical_and_p, bind(ew.eq_p, x, y), bind(ew.eq_p, abs(x), x.dtype.type(np.inf)))
     safe_x, safe_y = where(infinite_tie, zero, x), where(infinite_tie, zero, y)
@@ -153,6 +155,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         Tensor([0.00000000e+000, 1.79769313e+308, 1.00000000e+000], dtype=float64)
     """
     x = as_tensor(x)
+    if x.dtype.kind == "c":  # NumPy replaces in the real and imaginary parts apart
+        parts = [nan_to_num(bind(part, x), copy, nan, posinf, neginf) for part in (cp.real_p, cp.imag_p)]
+        re, im = (bind(ew.cast_p, part, dtype=x.dtype) for part in parts)
+        return bind(ew.add_p, re, bind(ew.mul_p, im, x.dtype.type(1j)))
     if x.dtype.kind != "f":
         return x
     info = np.finfo(x.dtype)
@@ -175,6 +181,7 @@ def heaviside(x1, x2):
         Tensor([0. , 0.5, 1. ], dtype=float64)
     """
     x1, x2 = promote_pair(x1, x2, True)
+    refuse_complex("heaviside", x1)
     one, zero = x1.dtype.type(1), x1.dtype.type(0)
     step = where(bind(ew.lt_p, x1, zero), zero, where(bind(ew.gt_p, x1, zero), one, x2))
     return where(_isnan(x1), x1 * zero, step)  # NaN stays NaN, with a zero derivative
@@ -197,32 +204,3 @@ def copysign(x1, x2):
                     bind(ew.logical_and_p, bind(ew.eq_p, x2, zero), negative_zero))
     magnitude = abs(x1)
     return where(negative, -magnitude, magnitude)
-
-
-def _real_input(name, x):
-    x = as_tensor(x)
-    if x.dtype.kind == "c":
-        raise TypeError(f"{name}: gradtape has no complex tensors, got {x.dtype}; use real input")
-    return x
-
-
-@implements(np.real)
-def real(x):
-    """The real part: x itself for real input, as numpy.real."""
-    return _real_input("real", x)
-
-
-@implements(np.imag)
-def imag(x):
-    """The imaginary part of real input: zeros of x's shape and dtype, with a zero (not a missing) gradient."""
-    x = _real_input("imag", x)
-    return where(False, x, x.dtype.type(0))
-
-
-@implements(np.conj, np.conjugate)
-def conj(x):
-    """The complex conjugate of real input: x itself, as numpy.conj."""
-    return _real_input("conj", x)
-
-
-conjugate = conj

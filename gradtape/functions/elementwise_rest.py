@@ -6,15 +6,13 @@ modf's integer part) have derivative 0, as floor and round do.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
-from ._promote import as_tensor, float_operand
+from ._promote import as_tensor, float_operand, refuse_complex
 
-__all__ = ["fabs", "rint", "trunc", "fix", "modf", "ldexp", "frexp", "angle", "real_if_close"]
+__all__ = ["fabs", "rint", "trunc", "fix", "modf", "ldexp", "frexp"]
 
 
 @implements(np.fabs)
@@ -53,6 +51,7 @@ def trunc(x, out=None):
     if out is not None:
         raise TypeError("trunc: out= is not supported (tensors are immutable)")
     x = as_tensor(x)
+    refuse_complex("trunc", x)
     if x.dtype.kind != "f":
         return x
     return ew.where(ew.less(x, 0.0), ew.ceil(x), ew.floor(x))
@@ -126,33 +125,5 @@ def frexp(x):
     e = ew.where(ew.greater_equal(m, 1.0), ew.add(e, 1.0), ew.where(ew.less(m, 0.5), ew.subtract(e, 1.0), e))
     e = ew.where(regular, e, 0.0)
     return ew.where(regular, _times_power_of_two(x, ew.negative(e)), x), ew.cast(e, np.int32)
-
-
-@implements(np.angle)
-def angle(z, deg=False):
-    """The argument of real numbers: 0 for x >= +0, pi for x < 0 and -0.0, as numpy.angle on real input.
-
-    Its derivative is 0. gradtape has no complex tensors.
-
-    Example::
-
-        >>> gradtape.angle(gradtape.constant([2.0, -1.0]))
-        Tensor([0.        , 3.14159265], dtype=float64)
-    """
-    z = float_operand(z)
-    a = ew.arctan2(ew.where(ew.equal(z, z), 0.0, z), z)  # +0 (NaN for NaN): arctan2(+0, x < 0) = pi
-    return ew.multiply(a, 180.0 / math.pi) if deg else a
-
-
-@implements(np.real_if_close)
-def real_if_close(a, tol=100):
-    """a itself: real input is returned unchanged, as numpy.real_if_close does.
-
-    Example::
-
-        >>> gradtape.real_if_close(gradtape.constant([1.0]))
-        Tensor([1.], dtype=float64)
-    """
-    return as_tensor(a)
 
 

@@ -27,6 +27,7 @@ from ..tracer.tensor import Tensor
 from . import reductions
 from .einsum_forms import contraction_order, sublist_subscripts
 from ._promote import convert, float_operand, normalize_axis, promote, shape_of
+from .complex_numbers import conj
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
 from .fresh import always_new
 
@@ -80,7 +81,7 @@ def _operands(name, *xs):
     """Promote to one dtype; contractions take numbers, not bools."""
     xs = promote(*xs)
     dtype = xs[0].dtype  # promote made them all NumPy values or Tensors
-    if dtype.kind not in "fiu":
+    if dtype.kind not in "fciu":
         raise TypeError(
             f"{name}: operands must be integer or floating point, got dtype {dtype}; "
             "cast them first (e.g. x.astype('float64'))"
@@ -220,7 +221,7 @@ def dot(a, b, out=None):
 
 @implements(np.vdot)
 def vdot(a, b):
-    """Dot product of the flattened operands (numpy.vdot for real arrays).
+    """Dot product of the flattened operands, conjugating a if it is complex (numpy.vdot).
 
     Example::
 
@@ -232,6 +233,8 @@ def vdot(a, b):
     na, nb = int(np.prod(sa, dtype=np.int64)), int(np.prod(sb, dtype=np.int64))
     if na != nb:
         raise ValueError(f"vdot: shapes {sa} and {sb} have different sizes {na} and {nb}")
+    if _dtype(a).kind == "c":
+        a = conj(a)
     return _contract(_reshape(a, (na,)), _reshape(b, (nb,)), "i", "i", "")
 
 

@@ -23,7 +23,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import predicates, reductions
-from ._promote import convert, float_operand, promote, promote_float, shape_of
+from ._promote import convert, float_operand, promote, promote_float, refuse_complex, shape_of
 from .linalg import _singular_values, matmul
 from .shape import broadcast_to, reshape, swapaxes
 
@@ -45,6 +45,7 @@ def in_double(n_arrays: int = 1):
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
+            refuse_complex(fn.__name__, *args[:n_arrays])  # complex matrices: not yet (issue 28)
             head = [float_operand(x) for x in args[:n_arrays]]
             dtype = np.result_type(*[x.dtype for x in head])
             if dtype == np.float64:

@@ -94,6 +94,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         Tensor(5., dtype=float64)
     """
     x = as_tensor(x)
+    if x.dtype.kind == "c":
+        x = ew.abs(x)  # every norm of complex numbers is that of their absolute values
     if x.dtype.kind != "f":
         x = ew.cast(x, np.float64)
     if axis is None:

@@ -15,6 +15,7 @@ import numpy as np
 from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
 from ._promote import as_tensor, promote
+from .complex_numbers import conj
 from .shape import broadcast_to, concatenate, reshape, stack
 
 __all__ = ["convolve", "correlate", "polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv",
@@ -57,7 +58,7 @@ def convolve(a, v, mode="full"):
         Tensor([0. , 1. , 2.5, 4. , 1.5], dtype=float64)
     """
     a, v = promote(_vector("convolve", "a", a), _vector("convolve", "v", v))
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fc":
         a, v = ew.cast(a, np.float64), ew.cast(v, np.float64)
     n, m = a.shape[0], v.shape[0]
     full = _full_convolution(a, v)
@@ -73,7 +74,7 @@ def convolve(a, v, mode="full"):
 
 @implements(np.correlate)
 def correlate(a, v, mode="valid"):
-    """The cross-correlation of two 1-D sequences (real: v not conjugated), as numpy.correlate.
+    """The cross-correlation of two 1-D sequences (v conjugated when complex), as numpy.correlate.
 
     Example::
 
@@ -81,6 +82,8 @@ def correlate(a, v, mode="valid"):
         Tensor([3.5], dtype=float64)
     """
     a, v = _vector("correlate", "a", a), _vector("correlate", "v", v)
+    if v.dtype.kind == "c":
+        v = conj(v)
     full = convolve(a, v[::-1], "full")
     n, m = a.shape[0], v.shape[0]
     if mode == "full":
@@ -185,7 +188,7 @@ def polyint(p, m=1, k=None):
         Tensor([1.5, 2. , 0. ], dtype=float64)
     """
     p = _vector("polyint", "p", p)
-    if p.dtype.kind != "f":
+    if p.dtype.kind not in "fc":
         p = ew.cast(p, np.float64)
     m = int(m)
     constants = [0.0] * m if k is None else list(np.atleast_1d(k)) if not hasattr(k, "shape") or \
@@ -213,7 +216,7 @@ def polydiv(u, v):
         (array([ 1., -1.]), array([0.]))
     """
     u, v = promote(_vector("polydiv", "u", u), _vector("polydiv", "v", v))
-    if u.dtype.kind != "f":
+    if u.dtype.kind not in "fc":
         u, v = ew.cast(u, np.float64), ew.cast(v, np.float64)
     n, m = u.shape[0], v.shape[0]
     if n < m:
@@ -243,7 +246,7 @@ def poly(seq_of_zeros):
         raise ValueError(
             f"poly: gradtape takes the roots as a 1-D sequence, got shape {roots.shape} (NumPy's 2-D form "
             "takes a matrix's eigenvalues, which may be complex)")
-    if roots.dtype.kind != "f":
+    if roots.dtype.kind not in "fc":
         roots = ew.cast(roots, np.float64)
     coeffs = as_tensor(np.ones(1, roots.dtype))
     for i in range(roots.shape[0]):

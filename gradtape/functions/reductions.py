@@ -21,6 +21,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from ._promote import as_tensor, convert, normalize_axis
+from .complex_numbers import imag, real
 from .fresh import always_new
 
 __all__ = [
@@ -66,7 +67,7 @@ def _floating(x, requested) -> Tensor:
     x = as_tensor(x)
     if requested is not None:
         return convert(x, requested)
-    return x if x.dtype.kind == "f" else convert(x, np.dtype(np.float64))
+    return x if x.dtype.kind in "fc" else convert(x, np.dtype(np.float64))
 
 
 def _divide(total, n: int):
@@ -195,7 +196,11 @@ def _var(name, x, axis, dtype, ddof, keepdims, correction):
     x = _floating(x, dtype)
     axes = normalize_axis(name, axis, x.ndim)
     centered = ew.subtract(x, mean(x, axes, keepdims=True))
-    squares = _reduce_axes(red.reduce_sum_p, ew.multiply(centered, centered), axes, keepdims)
+    if centered.dtype.kind == "c":  # NumPy's variance of complex values: the mean of |x - mean|^2, real
+        square = ew.add(ew.multiply(real(centered), real(centered)), ew.multiply(imag(centered), imag(centered)))
+    else:
+        square = ew.multiply(centered, centered)
+    squares = _reduce_axes(red.reduce_sum_p, square, axes, keepdims)
     # As NumPy: n - ddof <= 0 divides by 0 (inf or nan), it does not raise.
     n = _count(x.shape, axes)
     return _divide(squares, builtins.max(n - ddof, 0)), n

@@ -15,7 +15,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions as red
-from ._promote import as_tensor, convert, normalize_axis, promote
+from ._promote import as_tensor, convert, normalize_axis, promote, refuse_complex
 from .reductions import _no_out, _reshape
 from .scans import cumprod, cumsum
 from .shape import broadcast_to
@@ -154,6 +154,7 @@ def _nanvar(name, a, axis, dtype, ddof, keepdims):
     a = as_tensor(a)
     if dtype is not None:
         a = convert(a, dtype)
+    refuse_complex(name, a)
     if a.dtype.kind != "f":
         a = convert(a, np.float64)
     nan = _isnan(a)
@@ -290,7 +291,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
             )
         w = _reshape(as_tensor(w), tuple(w.shape[0] if i == axes[0] else 1 for i in range(a.ndim)))
     a, w = promote(a, w)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fc":
         a, w = convert(a, np.float64), convert(w, np.float64)
     scale = red.sum(broadcast_to(w, a.shape), axes, keepdims=keepdims)
     known = _concrete_value(scale)

@@ -13,7 +13,7 @@ from .interpret import eval_function
 from .op import FACTS, Op, all_ops, batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from .passes import dce, inputs_from_known, select_outputs
 from .tangent import jvp
-from .types import TensorType, dtype_name, is_float, type_of
+from .types import TensorType, complex_dtype, dtype_name, is_complex, is_float, real_dtype, type_of
 from .verify import verify
 from .. import _lazy
 

@@ -150,11 +150,11 @@ def bind(op, *args, **params) -> Sym:
     an op of several results)."""
     builder = None
     dtype = None
-    for a in args:  # Python scalars take the dtype of a floating Sym if any
+    for a in args:  # Python scalars take the dtype of a floating (real or complex) Sym if any
         if isinstance(a, Sym):
             if builder is None:
                 builder, dtype = a.builder, a.dtype
-            if a.dtype.kind == "f":
+            if a.dtype.kind in "fc":
                 dtype = a.dtype
                 break
     if builder is None:

@@ -22,7 +22,7 @@ from . import config
 from .core import Eqn, Function, Literal, Var
 from .op import impls, multiple_results
 from .ops.contract import contract_p, parse_spec
-from .ops.elementwise import cast_p, eq_p, neg_p, pow_p
+from .ops.elementwise import add_p, cast_p, eq_p, neg_p, pow_p, sub_p
 from .ops.layout import broadcast_to_p, reshape_p, transpose_p
 from .loop_merge import merge_scans
 from .passes import dce
@@ -123,6 +123,10 @@ def fold_constants(fn: Function) -> Function:
 
 # Ops that compute their operand unchanged whenever the output type is the operand's.
 _SAME_TYPE_IS_IDENTITY = (broadcast_to_p, reshape_p, cast_p)
+# Complex multiplication, division and power by 1 are not the identity at infinities
+# ((inf+0j) * (1+0j) is inf+nanj in NumPy, as in C99's formula), so of the identity
+# facts only these hold for complex operands.
+IDENTITIES_EXACT_FOR_COMPLEX = (add_p, sub_p)
 
 def _broadcast(shapes) -> tuple:
     ndim = max((len(s) for s in shapes), default=0)
@@ -194,6 +198,8 @@ def simplify(fn: Function) -> Function:
         if len(ins) != 2:
             return None
         x, y = ins
+        if out.type.dtype.kind == "c" and op not in IDENTITIES_EXACT_FOR_COMPLEX:
+            return None
         if op.right_identity is not None and x.type == out.type and is_constant(y, op.right_identity):
             return x
         if op.left_identity is not None and y.type == out.type and is_constant(x, op.left_identity):

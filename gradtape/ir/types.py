@@ -22,6 +22,8 @@ _SHORT_NAMES = {
     np.dtype(np.uint32): "u32",
     np.dtype(np.uint64): "u64",
     np.dtype(np.bool_): "bool",
+    np.dtype(np.complex64): "c64",
+    np.dtype(np.complex128): "c128",
 }
 
 
@@ -32,8 +34,28 @@ def dtype_name(dtype) -> str:
 
 
 def is_float(dtype) -> bool:
-    """True for the dtypes gradients flow through (real floating point)."""
-    return np.dtype(dtype).kind == "f"
+    """True for the dtypes gradients flow through: real and complex floating point
+    (complex64, complex128; derivatives by JAX's convention, docs/complex.md)."""
+    return np.dtype(dtype).kind in "fc"
+
+
+def is_complex(dtype) -> bool:
+    """True for complex64 and complex128."""
+    return np.dtype(dtype).kind == "c"
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The real dtype of a complex one's parts (complex64 -> float32); other dtypes as they are."""
+    dtype = np.dtype(dtype)
+    return np.finfo(dtype).dtype if dtype.kind == "c" else dtype
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype whose parts have the given real dtype (float32 -> complex64)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return dtype
+    return np.dtype(np.complex64) if dtype == np.float32 else np.dtype(np.complex128)
 
 
 class TensorType:
@@ -85,7 +107,12 @@ class TensorType:
 
     @property
     def is_float(self) -> bool:
-        return self.dtype.kind == "f"
+        """True for the dtypes gradients flow through: real and complex floating point."""
+        return self.dtype.kind in "fc"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.dtype.kind == "c"
 
     def with_shape(self, shape) -> "TensorType":
         return TensorType(shape, self.dtype)

@@ -73,7 +73,7 @@ def differentiable(f=None, *, static_argnums=(), dynamic=None):
     return StagedFunction(f, Forward(), _normalize_static(f, static_argnums, "differentiable"), dynamic=dynamic)
 
 
-def grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None):
+def grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None, holomorphic=False):
     """The gradient of a scalar-valued `f`, staged like `differentiable`.
 
     Forward and backward compile into one function per shape signature.
@@ -88,6 +88,10 @@ def grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None):
         it is itself staged (so `grad(differentiable(f, static_argnums=(1,)))`
         keeps argument 1 static), else none.
       dynamic: as in `differentiable` (None: `f`'s own when it is staged, else automatic).
+      holomorphic: `f` is holomorphic, with complex inputs and a complex output;
+        the gradient is f'(z) (JAX's holomorphic=True). A real output of
+        complex inputs needs no flag: its gradient is JAX's, d f/dx - i d f/dy
+        (docs/complex.md).
 
     Returns:
       A StagedFunction returning NumPy arrays (abstract Tensors inside another
@@ -107,10 +111,10 @@ def grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None):
         >>> gradtape.grad(gradtape.grad(lambda x: x ** 3))(2.0)
         array(12.)
     """
-    return _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value=False)
+    return _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value=False, holomorphic=holomorphic)
 
 
-def value_and_grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None):
+def value_and_grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=None, holomorphic=False):
     """`f`'s value and gradient together, from one compiled function.
 
     Args: as `grad`.
@@ -127,14 +131,14 @@ def value_and_grad(f, argnums=0, has_aux=False, *, static_argnums=None, dynamic=
         >>> vg(np.array([1.0, 2.0]))
         (array(5.), array([2., 4.]))
     """
-    return _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value=True)
+    return _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value=True, holomorphic=holomorphic)
 
 
-def _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value):
+def _differentiate(f, argnums, has_aux, static_argnums, dynamic, return_value, holomorphic=False):
     name = "value_and_grad" if return_value else "grad"
     _check_callable(f, name)
     _check_argnums(argnums, name)
-    transform = Differentiate(argnums, has_aux, return_value)
+    transform = Differentiate(argnums, has_aux, return_value, holomorphic)
     traces = None
     if isinstance(f, StagedFunction):
         if static_argnums is None:

@@ -45,13 +45,13 @@ def vmap(f, in_axes=0, out_axes=0):
     return StagedFunction(f, Vmap(in_axes, out_axes))
 
 
-def _jacobian(f, argnums, mode, name):
+def _jacobian(f, argnums, mode, name, holomorphic=False):
     _check_callable(f, name)
     _check_argnums(argnums, name)
-    return StagedFunction(f, Jacobian(argnums, mode))
+    return StagedFunction(f, Jacobian(argnums, mode, holomorphic))
 
 
-def jacfwd(f, argnums=0):
+def jacfwd(f, argnums=0, *, holomorphic=False):
     """The Jacobian of `f` by forward mode: JVPs over the standard basis, batched in one call.
 
     Cheaper than jacrev when the inputs have fewer elements than the outputs.
@@ -59,6 +59,8 @@ def jacfwd(f, argnums=0):
     Args:
       f: a function of float arrays with float array results.
       argnums: the argument (int) or arguments (tuple) to differentiate.
+      holomorphic: f is holomorphic, with complex inputs and outputs; the blocks
+        hold f'(z) (JAX's holomorphic=True). Complex values are refused without it.
 
     Returns:
       A StagedFunction returning, for each result leaf of f, the structure
@@ -71,10 +73,10 @@ def jacfwd(f, argnums=0):
         array([[2., 0.],
                [0., 4.]])
     """
-    return _jacobian(f, argnums, "fwd", "jacfwd")
+    return _jacobian(f, argnums, "fwd", "jacfwd", holomorphic)
 
 
-def jacrev(f, argnums=0):
+def jacrev(f, argnums=0, *, holomorphic=False):
     """The Jacobian of `f` by reverse mode: VJPs over the standard basis, batched in one call.
 
     Cheaper than jacfwd when the outputs have fewer elements than the inputs.
@@ -86,10 +88,10 @@ def jacrev(f, argnums=0):
         array([[4., 1.],
                [2., 5.]])
     """
-    return _jacobian(f, argnums, "rev", "jacrev")
+    return _jacobian(f, argnums, "rev", "jacrev", holomorphic)
 
 
-def jacobian(f, argnums=0, *, mode="auto", sparse=False):
+def jacobian(f, argnums=0, *, mode="auto", sparse=False, holomorphic=False):
     """The Jacobian of `f`, by the cheaper mode for its shapes, or exploiting sparsity.
 
     Args:
@@ -100,6 +102,7 @@ def jacobian(f, argnums=0, *, mode="auto", sparse=False):
       sparse: detect the Jacobian's sparsity pattern from the traced IR,
         colour its columns and compute it with one compressed batched JVP
         (see `gradtape.sparse_jacobian`); the result is a scipy.sparse array.
+      holomorphic: as in `jacfwd` (not with sparse=True).
 
     Returns:
       A StagedFunction returning blocks `out.shape + in.shape`, as `jacfwd`
@@ -114,9 +117,10 @@ def jacobian(f, argnums=0, *, mode="auto", sparse=False):
     if mode not in ("auto", "fwd", "rev"):
         raise ValueError(f"jacobian: mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
     if sparse:
-
+        if holomorphic:
+            raise ValueError("jacobian: sparse=True does not take holomorphic=True")
         return sparse_jacobian(f, argnums)
-    return _jacobian(f, argnums, mode, "jacobian")
+    return _jacobian(f, argnums, mode, "jacobian", holomorphic)
 
 
 def hessian(f, argnums=0, *, sparse=False):

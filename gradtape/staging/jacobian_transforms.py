@@ -24,7 +24,7 @@ def _wrt(sig, argnums) -> list:
     return [k for i in argnums for k in range(*sig.ranges[i])]
 
 
-def _check_argnums_float(sig, argnums, name, fname):
+def _check_argnums_float(sig, argnums, name, fname, holomorphic=False):
     n = len(sig.ranges)
     for i in argnums:
         if i >= n:
@@ -38,6 +38,17 @@ def _check_argnums_float(sig, argnums, name, fname):
                     f"{name}({fname}) requires float inputs: argument {i} holds a value of dtype "
                     f"{ty.dtype} ({ty}). Pass floats (1.0, not 1), or leave it out of argnums."
                 )
+            if ty.is_complex != holomorphic:
+                raise TypeError(_complex_refusal(name, fname, f"argument {i}", ty, holomorphic))
+
+
+def _complex_refusal(name, fname, what, ty, holomorphic) -> str:
+    """JAX's rule: complex values need holomorphic=True, and holomorphic=True needs them."""
+    if holomorphic:
+        return f"{name}({fname}) with holomorphic=True requires complex inputs and outputs; {what} is {ty}"
+    fix = "" if name in ("hessian", "hvp") else "pass holomorphic=True for a holomorphic function, or "
+    return (f"{name}({fname}): {what} is complex ({ty}); {fix}differentiate the real and imaginary "
+            "parts (docs/complex.md)")
 
 
 def _block_skeleton(out_skeleton, args, sig, argnums, single):
@@ -57,15 +68,16 @@ class Jacobian:
     more elements than the outputs (one JVP per input element), else reverse.
     """
 
-    def __init__(self, argnums, mode: str):
+    def __init__(self, argnums, mode: str, holomorphic: bool = False):
         self.single = isinstance(argnums, int)
         self.argnums = (argnums,) if self.single else tuple(argnums)
         self.mode = mode
+        self.holomorphic = bool(holomorphic)
         self.name = {"fwd": "jacfwd", "rev": "jacrev"}.get(mode, "jacobian")
-        self.key = ("jacobian", argnums, mode)
+        self.key = ("jacobian", argnums, mode, self.holomorphic)
 
     def check(self, sig, fname):
-        _check_argnums_float(sig, self.argnums, self.name, fname)
+        _check_argnums_float(sig, self.argnums, self.name, fname, self.holomorphic)
 
     def build(self, traced, sig, args, fname) -> Program:
         fn = traced.fn
@@ -74,6 +86,8 @@ class Jacobian:
                 raise TypeError(
                     f"{self.name}({fname}) requires float outputs; output {k} has dtype {v.type.dtype} ({v.type})"
                 )
+            if v.type.is_complex != self.holomorphic:
+                raise TypeError(_complex_refusal(self.name, fname, f"output {k}", v.type, self.holomorphic))
         wrt = _wrt(sig, self.argnums)
         mode = self.mode
         if mode == "auto":
@@ -143,6 +157,7 @@ class Hvp:
 
 def _check_scalar(fn, skeleton, name, fname):
     out = fn.outvars[0] if fn.outvars else None
-    if skeleton is not None or out is None or out.type.shape != () or not out.type.is_float:
+    if (skeleton is not None or out is None or out.type.shape != () or not out.type.is_float
+            or out.type.is_complex):
         got = f"a value of type {out.type}" if skeleton is None and out is not None else f"{len(fn.outvars)} values"
         raise TypeError(f"{name}({fname}) needs a function returning one float scalar; it returned {got}")

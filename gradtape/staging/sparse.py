@@ -233,6 +233,9 @@ class SparseDerivative:
                 "respect to one array: pass np.asarray(...) of it, or concatenate the parts"
             )
         ty = sig.types[start]
+        if ty.is_complex:
+            raise TypeError(f"{self._label}: argument {i} is complex ({ty}); sparse Jacobians are of real "
+                            "arrays (docs/complex.md): differentiate the real and imaginary parts")
         if not ty.is_float:
             raise TypeError(
                 f"{self._label} requires a float array: argument {i} has dtype {ty.dtype} ({ty}). "
@@ -248,6 +251,9 @@ class SparseDerivative:
                 f"{type(traced.out_skeleton).__name__} of {len(fn.outvars)} values"
             )
         out = fn.outvars[0].type
+        if out.is_complex:
+            raise TypeError(f"{self._label}: {self._fname} returns complex values ({out}); sparse Jacobians "
+                            "are of real arrays (docs/complex.md)")
         if not out.is_float:
             raise TypeError(
                 f"{self._label}: {self._fname} must return a float array, but its output is {out}"

@@ -38,15 +38,20 @@ class Differentiate:
         tuple of ints (a tuple of such structures).
       has_aux: f returns `(output, aux)`; aux is returned, not differentiated.
       return_value: value_and_grad (True) or grad (False).
+      holomorphic: f is holomorphic (complex inputs, a complex output): the
+        gradient is f'(z), as JAX's holomorphic=True. Without it a complex
+        output is refused, and a real output of complex inputs has JAX's
+        gradient d f/dx - i d f/dy (docs/complex.md).
     """
 
-    def __init__(self, argnums, has_aux: bool, return_value: bool):
+    def __init__(self, argnums, has_aux: bool, return_value: bool, holomorphic: bool = False):
         self.single = isinstance(argnums, int)
         self.argnums = (argnums,) if self.single else tuple(argnums)
         self.has_aux = bool(has_aux)
         self.return_value = return_value
+        self.holomorphic = bool(holomorphic)
         self.name = "value_and_grad" if return_value else "grad"
-        self.key = (self.name, argnums, self.has_aux)
+        self.key = (self.name, argnums, self.has_aux, self.holomorphic)
 
     def check(self, sig, fname):
         """Reject, before tracing, arguments that cannot be differentiated."""
@@ -70,6 +75,11 @@ class Differentiate:
                         f"{self.name} requires float inputs: argument {i} of {fname} holds a "
                         f"value of dtype {ty.dtype} ({ty}). Pass floats (1.0, not 1), or leave "
                         "the argument out of argnums."
+                    )
+                if self.holomorphic and not ty.is_complex:
+                    raise TypeError(
+                        f"{self.name} with holomorphic=True requires inputs with complex dtype, but "
+                        f"argument {i} of {fname} holds a value of dtype {ty.dtype} ({ty})."
                     )
 
     def build(self, traced, sig, args, fname) -> Program:
@@ -116,6 +126,17 @@ class Differentiate:
             raise TypeError(
                 f"{self.name} requires real-valued outputs (a float dtype), "
                 f"but the output had dtype {main.type.dtype}."
+            )
+        if self.holomorphic and not main.type.is_complex:
+            raise TypeError(
+                f"{self.name} with holomorphic=True requires outputs with complex dtype, "
+                f"but got {main.type.dtype}."
+            )
+        if main.type.is_complex and not self.holomorphic:
+            raise TypeError(
+                f"{self.name} requires real-valued outputs (a float dtype), but got {main.type.dtype}. "
+                "For holomorphic differentiation, pass holomorphic=True; for a non-holomorphic "
+                "function with a complex output, differentiate its real and imaginary parts."
             )
         return main, aux_skeleton
 

@@ -466,7 +466,9 @@ static PyObject *variable_read(PyObject *rec, PyObject *var_of, PyObject *a, PyO
         PyObject *dtype = PyObject_GetAttr(array, s_dtype);
         PyObject *kind = dtype == NULL ? NULL : PyObject_GetAttr(dtype, s_kind);
         Py_XDECREF(dtype);
-        floating = kind == NULL ? -1 : PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "f") == 0;
+        /* real or complex floating point: the dtypes gradients flow through */
+        floating = kind == NULL ? -1 : PyUnicode_Check(kind) && (PyUnicode_CompareWithASCIIString(kind, "f") == 0 ||
+                                                              PyUnicode_CompareWithASCIIString(kind, "c") == 0);
         Py_XDECREF(kind);
     }
     if (watch > 0 && floating > 0) {

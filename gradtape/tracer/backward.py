@@ -59,13 +59,13 @@ class Question:
         self.targets = []
         for t in targets:
             p = var_of.get(id(t))
-            if p is not None and (info[p][0].dtype.kind != "f" or not rec.is_tracked(t)):
+            if p is not None and (info[p][0].dtype.kind not in "fc" or not rec.is_tracked(t)):
                 p = None
             self.targets.append(p)
         self.sources = []
         for s in sources:
             key = id(s)
-            if s.dtype.kind != "f":
+            if s.dtype.kind not in "fc":
                 self.sources.append((False, ()))
             elif key in watched:
                 self.sources.append((False, tuple(watched[key])))

@@ -117,7 +117,8 @@ class ForwardAccumulator:
             )
             return
         given = tangent.dtype if isinstance(tangent, Tensor) else np.asarray(tangent).dtype
-        if given.kind not in "biuf":  # a cast would drop the imaginary part, or fail on objects
+        allowed = "biufc" if primal.dtype.kind == "c" else "biuf"
+        if given.kind not in allowed:  # a cast would drop the imaginary part, or fail on objects
             raise TypeError(
                 f"ForwardAccumulator: a tangent of dtype {given} was given for a primal of dtype "
                 f"{primal.dtype}; a tangent must be real like its primal (of the primal's dtype)"

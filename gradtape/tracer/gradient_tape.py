@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import ir
+from ..ir.ops.complex_parts import conj_p
 from . import tape_stack, tree
 from .backward import backward_for, cached_plan
 from .backward_jacobian import jacobian_for
@@ -380,6 +381,7 @@ class GradientTape:
                         self._tape = None
                         self._used = True
                     grads = plan.gradients(rec)
+                    grads = _tensorflow_convention(grads)
                     if unconnected_gradients is _ZERO:
                         grads = [_zeros_if_none(g, s) for g, s in zip(grads, flat_sources)]
                     if structure is list:
@@ -403,7 +405,7 @@ class GradientTape:
             if t._sym is not None:
                 check_live(t)  # a tensor leaked out of a finished trace was never recorded
         flat_sources = _check_sources(sources)
-        seeds = _seeds(flat_targets, output_gradients)
+        seeds = _tensorflow_convention(_seeds(flat_targets, output_gradients))
         rec = self._begin_use("gradient")
         recorded = [k for k, t in enumerate(flat_targets) if not isinstance(t, Variable)]
         if recorded:
@@ -414,6 +416,7 @@ class GradientTape:
             grads = [None] * len(flat_sources)
         if len(recorded) < len(flat_targets):
             grads = _with_variable_targets(grads, flat_targets, seeds, flat_sources)
+        grads = _tensorflow_convention(grads)
         if unconnected is UnconnectedGradients.ZERO:
             grads = [_zeros_if_none(g, s) for g, s in zip(grads, flat_sources)]
         return tree.unflatten(sources, grads)
@@ -473,6 +476,7 @@ class GradientTape:
         if not isinstance(target, Tensor):
             raise TypeError(f"GradientTape.jacobian: target must be a Tensor, got {type(target).__name__}")
         flat_sources = _check_sources(sources)
+        _refuse_complex_jacobian("jacobian", [target, *flat_sources])
         rec = self._begin_use("jacobian")
         if isinstance(target, Variable):  # the variable itself (see `gradient`)
             return tree.unflatten(sources, [_identity_jacobian(target, s, unconnected) for s in flat_sources])
@@ -553,6 +557,7 @@ class GradientTape:
         _unconnected_mode(unconnected_gradients)  # still reject unknown values
         if not isinstance(target, Tensor) or not isinstance(source, Tensor):
             raise TypeError("GradientTape.batch_jacobian: target and source must be Tensors")
+        _refuse_complex_jacobian("batch_jacobian", [target, source])
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(
                 f"Need first dimension of target shape ({target.shape}) and source "
@@ -699,6 +704,24 @@ def _seeds(flat_targets, output_gradients) -> list:
             )
         seeds.append(g)  # a Tensor stays one: outer tapes may differentiate through it
     return seeds
+
+
+def _refuse_complex_jacobian(method, tensors):
+    """Jacobians on the tape are of real values: a basis of real tangents would miss the
+    imaginary directions of a complex source (docs/complex.md)."""
+    for t in tensors:
+        if t.dtype.kind == "c":
+            raise TypeError(f"GradientTape.{method}: complex targets and sources are not supported, got "
+                            f"{t.dtype}; take tape.gradient of each output, or use gradtape.jacobian with "
+                            "holomorphic=True for a holomorphic function")
+
+
+def _tensorflow_convention(values) -> list:
+    """Complex gradients as TensorFlow gives them: the conjugates of JAX's, which the
+    backward pass computes (docs/complex.md). Applied to the output gradients on the way
+    in and to the gradients on the way out, so the gradient of a real loss is
+    d loss/dx + i d loss/dy and a holomorphic f's is conj(f'(z)) times the output gradient."""
+    return [bind(conj_p, v) if v is not None and v.dtype.kind == "c" else v for v in values]
 
 
 def _zeros_if_none(grad, source):

@@ -23,7 +23,7 @@ SCIPY_SPECIAL: list = []
 
 # NumPy functions with no gradtape counterpart of the same name, and what to use instead.
 ALTERNATIVES = {
-    "numpy.linalg.eig": "gradtape has no general eigendecomposition (its derivative needs complex numbers); "
+    "numpy.linalg.eig": "gradtape has no general eigendecomposition yet (LAPACK geev, issue 28); "
                         "for a symmetric matrix use numpy.linalg.eigh",
     "numpy.linalg.eigvals": "for a symmetric matrix use numpy.linalg.eigvalsh",
     "numpy.random": "draw with gradtape.random from an explicit key (gradtape.random.key(seed))",

@@ -299,7 +299,7 @@ class Recording:
                 continue
             seen.add(p)
             hit = info[p]
-            if hit[0].dtype.kind != "f":
+            if hit[0].dtype.kind not in "fc":
                 continue
             if len(hit) == 2:  # a leaf
                 if structure[p][1] is not CONSTANT:
@@ -321,7 +321,7 @@ class Recording:
         # An explicitly watched variable stays watched after an assign,
         # trainable or not (TF watches the variable itself).
         if (a.trainable and watch_reads) or key in self.sources:
-            if a._value.dtype.kind == "f":
+            if a._value.dtype.kind in "fc":
                 return self._watch_variable(a, key)
             self.watch_integer_variable(a)  # watched, as in TF, but nothing to differentiate
         return None

@@ -25,8 +25,8 @@ F64 = np.dtype(np.float64)
 I64 = np.dtype(np.int64)
 BOOL = np.dtype(np.bool_)
 
-_SCALAR_DTYPES = {float: F64, int: I64, bool: BOOL}
-_SUPPORTED_KINDS = "fiub"
+_SCALAR_DTYPES = {float: F64, int: I64, bool: BOOL, complex: np.dtype(np.complex128)}
+_SUPPORTED_KINDS = "fciub"
 
 
 class _Marker:
@@ -46,9 +46,10 @@ class _Marker:
 
 
 LIST, TUPLE, DICT, STATIC = _Marker("list"), _Marker("tuple"), _Marker("dict"), _Marker("static")
-# In a signature, the "dtype" of a Python float or int argument: weakly typed (tracer/weak.py).
+# In a signature, the "dtype" of a Python float, int or complex argument: weakly typed (tracer/weak.py).
 PY_FLOAT, PY_INT = _Marker("py_float"), _Marker("py_int")  # names: what __reduce__ looks up
-_WEAK_PARTS = {float: PY_FLOAT, int: PY_INT}
+PY_COMPLEX = _Marker("py_complex")
+_WEAK_PARTS = {float: PY_FLOAT, int: PY_INT, complex: PY_COMPLEX}
 
 
 class Signature:
@@ -153,7 +154,7 @@ class _BadLeaf(Exception):
         if self.dtype is not None:
             return TypeError(
                 f"{fname}: {where} has dtype {self.dtype}, which gradtape does not support; "
-                "use a float, integer or bool dtype"
+                "use a float, complex, integer or bool dtype"
             )
         if isinstance(self.leaf, np.ndarray):  # a subclass with meaning of its own (a mask, matrix products)
             return TypeError(

@@ -34,7 +34,7 @@ from .tensor import Tensor
 from .trace_context import FunctionTrace, check_live, tracing
 from .weak import WeakScalar
 
-_WEAK = (float, int)  # exact types: a bool is not weak
+_WEAK = (float, int, complex)  # exact types: a bool is not weak
 
 
 class Traced:

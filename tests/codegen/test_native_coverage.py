@@ -26,6 +26,14 @@ from .lower_helpers import check, joint_function
 # Ops that native code cannot compute, with the reason. Nothing else may be here.
 INTERPRETED_ONLY = {
     "custom_gradient": "its rule calls a Python function that could not be traced",
+    # Complex-only ops: code generation has no complex values yet (docs/complex.md), so a
+    # Function holding one runs in the interpreter (CompiledFunction.fallback_reason says so).
+    "conj": "complex operands only; code generation has no complex values yet",
+    "real": "complex operands only; code generation has no complex values yet",
+    "imag": "complex operands only; code generation has no complex values yet",
+    "fft": "complex operands only; code generation has no complex values yet",
+    "rfft": "complex results; code generation has no complex values yet",
+    "irfft": "complex operands; code generation has no complex values yet",
 }
 
 DTYPES = (np.float32, np.float64)
@@ -50,6 +58,8 @@ def _in_dtype(eqn, dtype) -> bool:
     """Whether every float value the equation reads or writes has `dtype`
     (true, too, of equations on integers and bools only)."""
     atoms = [*eqn.inputs, *eqn.outvars]
+    if any(a.type.dtype.kind == "c" for a in atoms):
+        return False  # complex values are interpreted (INTERPRETED_ONLY's complex-only ops)
     return all(a.type.dtype == dtype for a in atoms if a.type.dtype.kind == "f")
 
 

@@ -47,6 +47,7 @@ def all_specs() -> list:
     from . import specs_statistics
     from . import specs_division, specs_linalg, specs_special, specs_sort
     from . import specs_indexed_update
+    from . import specs_complex
 
     return (
         specs_elementwise.SPECS
@@ -63,4 +64,5 @@ def all_specs() -> list:
         + specs_linalg.SPECS
         + specs_sort.SPECS
         + specs_indexed_update.SPECS
+        + specs_complex.SPECS
     )

@@ -39,7 +39,30 @@ def same_dtype(op, types):
     return dtype
 
 
+# The elementwise ops defined for complex operands (NumPy's meaning; derivatives by
+# JAX's convention, docs/complex.md). Every other elementwise op refuses complex
+# operands in its shape rule, so nothing computes a complex value as if it were real.
+COMPLEX_OPS: set = set()
+
+
+# Why ordering ops (lt, maximum, reduce_max, argmax, sort) refuse complex operands.
+ORDERING_REFUSAL = (" (NumPy orders complex numbers lexicographically, which has no derivative; "
+                    "compare np.real or np.abs instead)")
+
+
+def refuse_complex(op, t: TensorType, what: str = ""):
+    """A DTypeError naming the op, for a complex operand the op does not take."""
+    if t.dtype.kind == "c":
+        raise DTypeError(
+            f"{op.name}: complex operands are not supported{what}, got {t}; "
+            "take the real part (numpy.real) or the absolute value (numpy.abs) first"
+        )
+
+
 def require_float(op, t: TensorType):
+    if t.dtype.kind == "c" and op in COMPLEX_OPS:
+        return
+    refuse_complex(op, t)
     if t.dtype.kind != "f":
         raise DTypeError(
             f"{op.name}: expected a floating-point operand, got {t}; "

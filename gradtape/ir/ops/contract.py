@@ -84,7 +84,7 @@ def _contract_shape(a, b, *, spec):
                 f"(dim {j} of the second); broadcast the operands first"
             )
     dtype = same_dtype(contract_p, (a, b))
-    if dtype.kind not in "fiu":
+    if dtype.kind not in "fciu":
         raise DTypeError(
             f"contract: operands must be floating point or integer, got {a} and {b}; "
             "cast them first"

@@ -20,17 +20,32 @@ from ..op import (
     shape_rules,
     vjp_rules,
 )
-from ..types import TensorType
-from ._helpers import batched_rank, broadcast_shapes, require_bool, require_float, same_dtype
+from ..types import TensorType, complex_dtype, real_dtype
+from ._helpers import (
+    COMPLEX_OPS,
+    ORDERING_REFUSAL,
+    batched_rank,
+    broadcast_shapes,
+    refuse_complex,
+    require_bool,
+    require_float,
+    same_dtype,
+)
 from .layout import broadcast_to, lift_batched
 
 
 # --- shape-rule makers --------------------------------------------------------
 
+# Why an op refuses complex operands, where the reason is not simply "not yet".
+_COMPLEX_REFUSALS = {name: ORDERING_REFUSAL for name in ("lt", "le", "gt", "ge", "maximum", "minimum")}
+
+
 def _unary_shape(op, float_only):
     def shape_rule(x):
         if float_only:
             require_float(op, x)
+        elif op not in COMPLEX_OPS:
+            refuse_complex(op, x)
         return x
 
     return shape_rule
@@ -41,6 +56,8 @@ def _nary_shape(op, out_dtype=None, float_only=False):
         dtype = same_dtype(op, types)
         if float_only:
             require_float(op, types[0])
+        elif op not in COMPLEX_OPS:
+            refuse_complex(op, types[0], _COMPLEX_REFUSALS.get(op.name, ""))
         return TensorType(broadcast_shapes(op, types), out_dtype or dtype)
 
     return shape_rule
@@ -121,6 +138,7 @@ log10_p = unary("log10", np.log10, lambda x, out: (1.0 / math.log(10.0)) / x)
 exp2_p = unary("exp2", np.exp2, lambda x, out: _LN2 * out)
 cbrt_p = unary("cbrt", np.cbrt, lambda x, out: (1.0 / 3.0) / (out * out))
 abs_p = unary("abs", np.abs, lambda x, out: sign(x), float_only=False, cheap=True)
+shape_rules[abs_p] = lambda x: x.with_dtype(real_dtype(x.dtype))  # |z| of a complex z is real
 sign_p = unary("sign", np.sign, zero_grad=True, float_only=False, cheap=True)
 floor_p = unary("floor", np.floor, zero_grad=True, cheap=True)
 ceil_p = unary("ceil", np.ceil, zero_grad=True, cheap=True)
@@ -182,18 +200,30 @@ batching_rules[logical_not_p] = _broadcasting_batch_rule(logical_not_p)
 
 cast_p = elementwise_op("cast", cheap=True)
 shape_rules[cast_p] = lambda x, *, dtype: x.with_dtype(dtype)
-impls[cast_p] = lambda x, *, dtype: np.asarray(x).astype(dtype)
+
+
+def _cast_impl(x, *, dtype):
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind == "b":
+        return x != 0  # NumPy's bool of a complex number: either part nonzero
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        x = x.real  # what astype gives, without its ComplexWarning: the cast means the real part
+    return x.astype(dtype)
+
+
+impls[cast_p] = _cast_impl
 batching_rules[cast_p] = _broadcasting_batch_rule(cast_p)
 
 
 def _cast_vjp(ct, out, x, *, dtype):
-    if x.dtype.kind != "f" or out.dtype.kind != "f":
+    # (complex_parts.py adds the case real -> complex)
+    if x.dtype.kind not in "fc" or out.dtype.kind not in "fc":
         return (None,)
-    return (cast(ct, x.dtype),)
+    return (cast(ct, x.dtype),)  # complex -> real is the real part; its transpose embeds ct
 
 
 def _cast_jvp(ts, out, x, *, dtype):
-    return cast(ts[0], dtype) if out.dtype.kind == "f" else None
+    return cast(ts[0], dtype) if out.dtype.kind in "fc" else None
 
 
 vjp_rules[cast_p] = _cast_vjp
@@ -280,7 +310,11 @@ div_p = binary("div", np.true_divide, lambda x, y, out: (lambda g: g / y, lambda
 
 
 def _safe_log(x):
-    """log(x) where x > 0, else 0: d(x**y)/dy at x == 0 is 0 for y > 0, not NaN."""
+    """log(x) where x > 0, else 0: d(x**y)/dy at x == 0 is 0 for y > 0, not NaN.
+    A complex x takes the principal log everywhere but at 0."""
+    if x.dtype.kind == "c":
+        nonzero = ne(x, 0.0)
+        return where(nonzero, log(where(nonzero, x, 1.0)), 0.0)
     return where(gt(x, 0.0), log(where(gt(x, 0.0), x, 1.0)), 0.0)
 
 

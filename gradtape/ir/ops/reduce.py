@@ -15,7 +15,7 @@ import numpy as np
 from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ._helpers import kept_shape, reduced_shape, reduction_batch_rule, reduction_shape_rule
+from ._helpers import ORDERING_REFUSAL, kept_shape, refuse_complex, reduced_shape, reduction_batch_rule, reduction_shape_rule
 from .elementwise import cast, eq, where
 from .layout import expand_reduced, reduce_sum, reduce_sum_p, reshape, transpose
 
@@ -50,6 +50,7 @@ def _nonemptyreduction_shape_rule(op, what):
     base = reduction_shape_rule(op)
 
     def shape_rule(x, *, axes):
+        refuse_complex(op, x, ORDERING_REFUSAL)
         out = base(x, axes=axes)
         empty = [a for a in axes if x.shape[a] == 0]
         if empty:
@@ -155,6 +156,7 @@ def reduce_prod(x: Sym, axes) -> Sym:
 
 def _arg_shape(op, what):
     def shape_rule(x, *, axis):
+        refuse_complex(op, x, ORDERING_REFUSAL)
         if not isinstance(axis, (int, np.integer)) or not 0 <= axis < x.ndim:
             raise ShapeError(
                 f"{op.name}: axis {axis!r} is not an axis of a rank-{x.ndim} operand {x}"
