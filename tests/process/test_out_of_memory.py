@@ -58,6 +58,9 @@ WHILE_CHILD = '''
 
     g = gt.grad(f)
     staged = gt.differentiable(f)
+    # value and gradient of a loss reading the loop's value: one loop pushes, the gradient pops
+    paired = gt.value_and_grad(lambda x, n: gt.sum(gt.while_loop(lambda c: c[1] < n, lambda c: (c[0] * 0.999 + 0.001,
+                                                                                             c[1] + 1), (x, 0))[0] ** 2))
     x = np.ones(64)                                   # a step keeps 64 floats + the counter: 576 bytes
 
     def on_tape(x, n):
@@ -68,10 +71,11 @@ WHILE_CHILD = '''
         return tape.gradient(y, xt).numpy()
 
     g(x, 10)
+    paired(x, 10)
     for _ in range(5):                                # a tape's backward plan is compiled at its 5th run
         on_tape(x, 10)
     limit_memory(300 << 20)
-    for name, grad in (("grad", g), ("tape", on_tape)):
+    for name, grad in (("grad", g), ("tape", on_tape), ("paired", paired)):
         try:
             grad(x, 4_000_000)                        # 2.3 GB of carries
             print(name, "no error")
@@ -79,12 +83,13 @@ WHILE_CHILD = '''
             print(name, e)
     print("after", *g(x, 1000)[:3], *on_tape(x, 1000)[:3])
     print("long", *g(x, 100_000)[:3])                 # 58 MB of carries: under the limit
+    print("paired_after", *paired(x, 1000)[1][:3])
 '''
 
 
 def test_a_while_loop_stack_that_cannot_grow_raises_memory_error_and_the_process_goes_on():
     out = _lines(_run(WHILE_CHILD))
-    for name in ("grad", "tape"):
+    for name in ("grad", "tape", "paired"):
         m = re.fullmatch(r"while_loop: out of memory after ([\d,]+) iterations: reverse mode keeps every "
                          r"iteration's carry for the backward pass \(([\d,]+) bytes held; growing it to "
                          r"([\d,]+) bytes failed\); bound the number of iterations, make the carry smaller, or "
@@ -98,6 +103,8 @@ def test_a_while_loop_stack_that_cannot_grow_raises_memory_error_and_the_process
     # d x_n / d x_0 = 0.999^n for each element, by the closed form of the recurrence
     np.testing.assert_allclose([float(v) for v in out["after"].split()], [0.999 ** 1000] * 6, rtol=1e-12)
     np.testing.assert_allclose([float(v) for v in out["long"].split()], [0.999 ** 100_000] * 3, rtol=1e-9)
+    # d sum(x_n^2) / d x_0 = 2 x_n 0.999^n, x_n = 1 for x_0 = 1 (the recurrence's fixed point)
+    np.testing.assert_allclose([float(v) for v in out["paired_after"].split()], [2 * 0.999 ** 1000] * 3, rtol=1e-12)
 
 
 def _exported_while_grad(tmp_path):
