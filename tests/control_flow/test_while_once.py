@@ -13,22 +13,14 @@ from gradtape.codegen.lowering import SubFunction
 from gradtape.ir import Eqn, Function, Var
 from gradtape.runtime import compile_function
 from gradtape.testing import check_grads
+from tests.control_flow.rk4_step import rk4_step
 
-STEPS, DT = 40, 0.05
+STEPS = 40
 
 
 def loop_kinds(fn):
     kinds = (WhileLoop, WhilePush, WhilePop, StackedWhileVJP)
     return [type(s).__name__ for s in SubFunction(fn).ctx.steps if isinstance(s, kinds)]
-
-
-def rk4_step(y, th):
-    f = lambda y: -th * y + 0.5 * gt.sin(y)
-    k1 = f(y)
-    k2 = f(y + 0.5 * DT * k1)
-    k3 = f(y + 0.5 * DT * k2)
-    k4 = f(y + DT * k3)
-    return y + DT / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
 
 def by_while(th, y0):
