@@ -1,5 +1,5 @@
-"""Lowering `while_vjp` (ir/ops/while_vjp.py): a native loop that pushes its carries on
-a heap stack growing at run time, then a native loop that pops them.
+"""Lowering `while_vjp` (ir/ops/while_vjp.py): a native loop that pushes each step's
+residuals on a heap stack growing at run time, then a native loop that pops them.
 
     cur = init; n = 0
     while cond(cur, consts):
@@ -7,15 +7,21 @@ a heap stack growing at run time, then a native loop that pops them.
             grown = realloc(stack, 2 * capacity frames)
             if grown == NULL: free(stack); stack = NULL; report(n, bytes asked); n = 0; break
             stack = grown
-        stack[n] = cur; cur = body(cur, consts); n += 1
+        cur, stack[n] = forward(cur, consts); n += 1
     ct = cts; acc = 0
     while n > 0:
-        n -= 1; ct, acc = step_vjp(stack[n], consts, ct, acc)
+        n -= 1; ct, acc = backward(ct, acc, stack[n], consts)
     free(stack)
 
-A frame holds every carry (each at a 64-byte-aligned offset); the stack
-starts at 16 frames and doubles, so n steps cost O(n) copies and the
-memory of n frames. malloc's family comes from the C library the process
+`forward` and `backward` are the body's VJP split at the cotangents
+(ir/ops/loops.py `split_step_vjp`, as for a scan): the forward step writes
+the values its derivative reads (a sin's cosine, the carries entering it,
+...) straight into the step's frame, so the backward loop does not
+evaluate the body again. The interpreter (while_vjp.py) keeps the carries
+and evaluates the body's VJP instead: the same values. A frame holds every
+residual (each at a 64-byte-aligned offset); the stack starts at 16
+frames and doubles, so n steps cost O(n) copies and the memory of n
+frames. malloc's family comes from the C library the process
 (or a C caller of exported code) links anyway.
 
 Reverse mode puts the loop's own `while` equation (its value) before the
@@ -43,7 +49,8 @@ import numpy as np
 
 from ..ir import Literal, TensorType
 from ..ir.ops.while_loop import while_p
-from ..ir.ops.while_vjp import float_positions, step_vjp, while_vjp_p
+from ..ir.ops.loops import split_step_vjp
+from ..ir.ops.while_vjp import float_positions, while_vjp_p
 from .control import args_array, carries_out, data_pointer, emit_sub, in_memory, scratch
 from .control import lower_while as plain_while
 from .dtypes import I8
@@ -110,17 +117,19 @@ class _Stack:
         return cls(stack, k.b.gep(p, [k.i64(1)], inbounds=True))
 
 
-def _emit_pushing_loop(k, cond, body, cur, nxt, consts, flag, arena, stack: _Stack):
-    """cur = the final carries, the carries entering each step pushed on `stack` (module docstring)."""
+def _emit_pushing_loop(k, cond, forward, res_types, cur, nxt, consts, flag, arena, stack: _Stack):
+    """cur = the final carries, each step's residuals (of `res_types`) pushed on `stack`."""
     b, m = k.b, k.module
     realloc = _libc(m, "realloc", I8P, [I8P, I64])
-    offsets, frame = _frame_layout([v.type for v in cur])
-    cond_fn, body_fn = emit_sub(k, cond, "cond"), emit_sub(k, body, "body")
+    offsets, frame = _frame_layout(res_types)
+    cond_fn, body_fn = emit_sub(k, cond, "cond"), emit_sub(k, forward, "body")
     arena_p = data_pointer(k, arena)
     cur_p = [data_pointer(k, v) for v in cur]
     consts_p = [data_pointer(k, v) for v in consts]
     cond_args = args_array(k, cur_p + consts_p + [data_pointer(k, flag), arena_p])
-    body_args = args_array(k, cur_p + consts_p + [data_pointer(k, v) for v in nxt] + [arena_p])
+    frame_slots = [llir.Constant(I8P, None)] * len(res_types)  # rewritten per step
+    body_args = args_array(k, cur_p + consts_p + [data_pointer(k, v) for v in nxt] + frame_slots + [arena_p])
+    first_slot = len(cur) + len(consts) + len(nxt)
     capacity = b.alloca(I64)
     b.store(llir.Constant(I8P, None), stack.stack)
     b.store(k.i64(0), capacity)
@@ -158,8 +167,8 @@ def _emit_pushing_loop(k, cond, body, cur, nxt, consts, flag, arena, stack: _Sta
     b.position_at_end(push)
     n = b.load(stack.count)
     base = b.gep(b.load(stack.stack), [b.mul(n, k.i64(frame))], inbounds=True)
-    for v, p, off in zip(cur, cur_p, offsets):
-        _copy(k, b.gep(base, [k.i64(off)], inbounds=True), p, _nbytes(v))
+    for slot, off in enumerate(offsets):
+        b.store(b.gep(base, [k.i64(off)], inbounds=True), b.gep(body_args, [k.i64(first_slot + slot)], inbounds=True))
     b.call(body_fn, [body_args])
     for v, nv in zip(cur, nxt):
         _copy(k, data_pointer(k, v), data_pointer(k, nv), _nbytes(v))
@@ -168,21 +177,21 @@ def _emit_pushing_loop(k, cond, body, cur, nxt, consts, flag, arena, stack: _Sta
     b.position_at_end(done)
 
 
-def _emit_popping_loop(k, back, carry_types, consts, ct, ct_next, acc, acc_next, arena, stack: _Stack):
-    """ct, acc = the cotangents, from the frames of `stack` (of carries of `carry_types`) popped
-    through the body's VJP; then the stack is freed."""
+def _emit_popping_loop(k, back, res_types, consts, ct, ct_next, acc, acc_next, arena, stack: _Stack):
+    """ct, acc = the cotangents, from the frames of `stack` (residuals of `res_types`) popped
+    through the backward step; then the stack is freed."""
     b = k.b
     memset = k.module.declare_intrinsic("llvm.memset", [I8P, I64])
-    offsets, frame = _frame_layout(carry_types)
+    offsets, frame = _frame_layout(res_types)
     back_fn = emit_sub(k, back, "body_vjp")
     for v in acc:
         if _nbytes(v):
             b.call(memset, [data_pointer(k, v), llir.Constant(I8, 0), k.i64(_nbytes(v)), FALSE])
     ct_p = [data_pointer(k, v) for v in ct + acc]
     ct_next_p = [data_pointer(k, v) for v in ct_next + acc_next]
-    no_frame = [llir.Constant(I8P, None)] * len(carry_types)  # carry slots: rewritten per step
-    frame_slots = args_array(k, no_frame + [data_pointer(k, v) for v in consts] + ct_p + ct_next_p
-                             + [data_pointer(k, arena)])
+    frame_slots = [llir.Constant(I8P, None)] * len(res_types)  # rewritten per step
+    args = args_array(k, ct_p + frame_slots + [data_pointer(k, v) for v in consts] + ct_next_p
+                      + [data_pointer(k, arena)])
     test, step, done = (b.append_basic_block(n) for n in ("stack.pop_test", "stack.pop", "stack.done"))
     b.branch(test)
     b.position_at_end(test)
@@ -193,8 +202,8 @@ def _emit_popping_loop(k, back, carry_types, consts, ct, ct_next, acc, acc_next,
     b.store(n, stack.count)
     base = b.gep(b.load(stack.stack), [b.mul(n, k.i64(frame))], inbounds=True)
     for slot, off in enumerate(offsets):
-        b.store(b.gep(base, [k.i64(off)], inbounds=True), b.gep(frame_slots, [k.i64(slot)], inbounds=True))
-    b.call(back_fn, [frame_slots])
+        b.store(b.gep(base, [k.i64(off)], inbounds=True), b.gep(args, [k.i64(len(ct_p) + slot)], inbounds=True))
+    b.call(back_fn, [args])
     for v, src, dst in zip(ct + acc, ct_next_p, ct_p):
         _copy(k, dst, src, _nbytes(v))
     b.branch(test)
@@ -206,8 +215,8 @@ def _emit_popping_loop(k, back, carry_types, consts, ct, ct_next, acc, acc_next,
 class StackedWhileVJP(Step):
     """The forward loop with its stack, then the backward loop (see the module docstring)."""
 
-    def __init__(self, cond, body, back, cur, nxt, consts, flag, ct, ct_next, acc, acc_next, arena):
-        self.cond, self.body, self.back = cond, body, back
+    def __init__(self, cond, body, back, res_types, cur, nxt, consts, flag, ct, ct_next, acc, acc_next, arena):
+        self.cond, self.body, self.back, self.res_types = cond, body, back, res_types
         self.cur, self.nxt, self.consts, self.flag = cur, nxt, consts, flag
         self.ct, self.ct_next, self.acc, self.acc_next, self.arena = ct, ct_next, acc, acc_next, arena
 
@@ -222,17 +231,18 @@ class StackedWhileVJP(Step):
 
     def emit(self, k):
         stack = _Stack.local(k)
-        _emit_pushing_loop(k, self.cond, self.body, self.cur, self.nxt, self.consts, self.flag, self.arena, stack)
-        _emit_popping_loop(k, self.back, [v.type for v in self.cur], self.consts, self.ct, self.ct_next, self.acc, self.acc_next,
+        _emit_pushing_loop(k, self.cond, self.body, self.res_types, self.cur, self.nxt, self.consts, self.flag,
                            self.arena, stack)
+        _emit_popping_loop(k, self.back, self.res_types, self.consts, self.ct, self.ct_next, self.acc,
+                           self.acc_next, self.arena, stack)
 
 
 class WhilePush(Step):
     """A `while` whose cotangents a later WhilePop computes: the forward loop pushing its carries,
     leaving the stack's address and depth in `tape` (an int64[2] arena buffer)."""
 
-    def __init__(self, cond, body, cur, nxt, consts, flag, tape, arena):
-        self.cond, self.body, self.cur, self.nxt, self.consts = cond, body, cur, nxt, consts
+    def __init__(self, cond, body, res_types, cur, nxt, consts, flag, tape, arena):
+        self.cond, self.body, self.res_types, self.cur, self.nxt, self.consts = cond, body, res_types, cur, nxt, consts
         self.flag, self.tape, self.arena = flag, tape, arena
 
     def reads(self):
@@ -242,15 +252,15 @@ class WhilePush(Step):
         return {v.buffer for v in self.cur + self.nxt + [self.flag, self.tape, self.arena]}
 
     def emit(self, k):
-        _emit_pushing_loop(k, self.cond, self.body, self.cur, self.nxt, self.consts, self.flag, self.arena,
-                           _Stack.in_arena(k, self.tape))
+        _emit_pushing_loop(k, self.cond, self.body, self.res_types, self.cur, self.nxt, self.consts, self.flag,
+                           self.arena, _Stack.in_arena(k, self.tape))
 
 
 class WhilePop(Step):
     """The `while_vjp` paired with a WhilePush: the backward loop over the frames it left in `tape`."""
 
-    def __init__(self, back, carry_types, consts, tape, ct, ct_next, acc, acc_next, arena):
-        self.back, self.carry_types, self.consts, self.tape = back, carry_types, consts, tape
+    def __init__(self, back, res_types, consts, tape, ct, ct_next, acc, acc_next, arena):
+        self.back, self.res_types, self.consts, self.tape = back, res_types, consts, tape
         self.ct, self.ct_next, self.acc, self.acc_next, self.arena = ct, ct_next, acc, acc_next, arena
 
     def _written(self):
@@ -263,7 +273,7 @@ class WhilePop(Step):
         return {v.buffer for v in self._written()}
 
     def emit(self, k):
-        _emit_popping_loop(k, self.back, self.carry_types, self.consts, self.ct, self.ct_next, self.acc,
+        _emit_popping_loop(k, self.back, self.res_types, self.consts, self.ct, self.ct_next, self.acc,
                            self.acc_next, self.arena, _Stack.in_arena(k, self.tape))
 
 
@@ -305,10 +315,14 @@ def _same_atom(a, b) -> bool:
             and np.array_equal(np.asarray(a.value), np.asarray(b.value)))
 
 
-def _planned(ctx, p, back: bool):
-    subs = [ctx.plan_subfunction(p["cond"]), ctx.plan_subfunction(p["body"])]
-    if back:
-        subs.append(ctx.plan_subfunction(step_vjp(p["body"], p["n_carry"])))
+def _split(p):
+    """(forward, backward, residual types) of the loop's body (ir/ops/loops.py split_step_vjp)."""
+    forward, backward, n_res, *_ = split_step_vjp(p["body"], p["n_carry"], 0)
+    return forward, backward, forward.out_types[p["n_carry"]:]
+
+
+def _planned(ctx, *fns):
+    subs = [ctx.plan_subfunction(fn) for fn in fns]
     for sub in subs:
         ctx.externals.update(sub.externals)
     return subs
@@ -326,14 +340,15 @@ def _lower_pushing_while(ctx, eqn, tape: _Tape, *operands):
     """A paired `while`: its final carries, its frames left for the WhilePop."""
     p = eqn.params
     n_carry = p["n_carry"]
-    cond, body = _planned(ctx, p, back=False)
+    forward, _, res_types = _split(p)
+    cond, body = _planned(ctx, p["cond"], forward)
     cur = [ctx.store(x) for x in operands[:n_carry]]  # the loop overwrites its carries
     nxt = [ctx.arena(t) for t in p["body"].out_types]
     consts = [in_memory(ctx, x) for x in operands[n_carry:]]
     flag = ctx.arena(TensorType((), np.bool_))
     tape.slot = ctx.arena(TensorType((2,), np.int64))
     ctx.use_external(*out_of_memory_external())
-    ctx.add(WhilePush(cond, body, cur, nxt, consts, flag, tape.slot, scratch(ctx, [cond, body])))
+    ctx.add(WhilePush(cond, body, res_types, cur, nxt, consts, flag, tape.slot, scratch(ctx, [cond, body])))
     return carries_out(ctx, [ctx.dest(v) for v in eqn.outvars], cur)
 
 
@@ -353,17 +368,17 @@ def lower_while_vjp(ctx, eqn, *operands):
     ct_next = [ctx.arena(ins[i]) for i in fc]
     acc = [ctx.arena(ins[i]) for i in fk]
     acc_next = [ctx.arena(ins[i]) for i in fk]
+    forward, backward, res_types = _split(p)
     if tape is not None:
-        (back,) = [ctx.plan_subfunction(step_vjp(body_fn, n_carry))]
-        ctx.externals.update(back.externals)
-        ctx.add(WhilePop(back, ins[:n_carry], consts, tape.slot, ct, ct_next, acc, acc_next, scratch(ctx, [back])))
+        (back,) = _planned(ctx, backward)
+        ctx.add(WhilePop(back, res_types, consts, tape.slot, ct, ct_next, acc, acc_next, scratch(ctx, [back])))
     else:
-        cond, body, back = _planned(ctx, p, back=True)
+        cond, body, back = _planned(ctx, p["cond"], forward, backward)
         cur = [ctx.store(x) for x in operands[:n_carry]]  # the loops overwrite these
         nxt = [ctx.arena(t) for t in ins[:n_carry]]
         flag = ctx.arena(TensorType((), np.bool_))
         ctx.use_external(*out_of_memory_external())
-        ctx.add(StackedWhileVJP(cond, body, back, cur, nxt, consts, flag, ct, ct_next, acc, acc_next,
+        ctx.add(StackedWhileVJP(cond, body, back, res_types, cur, nxt, consts, flag, ct, ct_next, acc, acc_next,
                                 scratch(ctx, [cond, body, back])))
     dests = tuple(ctx.dest(v) for v in eqn.outvars)
     for dest, result in zip(dests, ct + acc):

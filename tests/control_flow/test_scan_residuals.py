@@ -1,4 +1,4 @@
-"""Reverse mode through scan stores each step's residuals (ir/ops/loops.py `_split_vjp`): the
+"""Reverse mode through scan stores each step's residuals (ir/ops/loops.py `split_step_vjp`): the
 values its VJP reads that depend on the step, computed once by the forward loop, so the
 backward loop does not evaluate the step again; values of the constants alone are
 recomputed, not stacked. Derivatives are checked against finite differences, the unrolled

@@ -140,6 +140,6 @@ def test_the_interpreter_names_the_while_loop_when_its_stack_runs_out_of_memory(
     with pytest.raises(MemoryError) as e:
         ir.eval_function(joint, [x, np.float64(1.0)])
     assert str(e.value) == (
-        "while_loop: out of memory after 40 iterations: reverse mode keeps every iteration's carry for the "
+        "while_loop: out of memory after 40 iterations: reverse mode keeps values of every iteration for the "
         "backward pass (2,560 bytes held); bound the number of iterations, make the carry smaller, or "
         "differentiate in forward mode (gt.jvp), which keeps no stack")

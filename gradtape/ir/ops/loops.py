@@ -16,7 +16,7 @@ Derivatives are scans again, so higher orders need nothing more:
 - JVP: a scan of the body's JVP, whose carries and xs are the primal ones
   followed by their tangents.
 - VJP: the values of each step that its VJP reads (the residuals: a
-  sin's cosine, the carries entering it, ...; `_split_vjp`) are stacked
+  sin's cosine, the carries entering it, ...; `split_step_vjp`) are stacked
   by a forward scan whose body also returns them; a backward scan, run
   the other way, carries the carries' cotangents and the accumulated
   cotangents of the constants, reads the stacked residuals, xs and the
@@ -139,7 +139,7 @@ def _jvp(ts, outs, *operands, body, length, reverse, n_carry, n_xs):
 
 
 @functools.lru_cache(maxsize=1024)
-def _split_vjp(body, n_carry: int, n_xs: int):
+def split_step_vjp(body, n_carry: int, n_xs: int):
     """The body's VJP split at the cotangents (ir/partial_eval.py's idea, for one loop step):
 
       forward: (carries, x, consts) -> (the body's outputs, residuals...)
@@ -208,7 +208,7 @@ def _split_vjp(body, n_carry: int, n_xs: int):
 def _vjp(cts, outs, *operands, body, length, reverse, n_carry, n_xs):
     """The cotangents of the operands given those of the loop's outputs (None for none): one
     loop stacking the residuals and one backward loop."""
-    forward, fn, n_res, fc, fx, fk, fy = _split_vjp(body, n_carry, n_xs)
+    forward, fn, n_res, fc, fx, fk, fy = split_step_vjp(body, n_carry, n_xs)
     b = operands[0].builder
     carries, xs, consts = _split(operands, n_carry, n_xs)
     n_out = len(body.outvars)
