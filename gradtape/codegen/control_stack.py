@@ -3,15 +3,14 @@ residuals on a heap stack growing at run time, then a native loop that pops them
 
     cur = init; n = 0
     while cond(cur, consts):
-        if n == capacity:
-            grown = realloc(stack, 2 * capacity frames)
-            if grown == NULL: free(stack); stack = NULL; report(n, bytes asked); n = 0; break
-            stack = grown
-        cur, stack[n] = forward(cur, consts); n += 1
+        if the newest block is full:
+            block = malloc(a block of twice its frames (16 first), after a header naming it)
+            if block == NULL: free every block; report(n, bytes asked); n = 0; break
+        cur, frame[n] = forward(cur, consts); n += 1
     ct = cts; acc = 0
     while n > 0:
-        n -= 1; ct, acc = backward(ct, acc, stack[n], consts)
-    free(stack)
+        n -= 1 (freeing a block when its frames are done); ct, acc = backward(ct, acc, frame[n], consts)
+    free the blocks left
 
 `forward` and `backward` are the body's VJP split at the cotangents
 (ir/ops/loops.py `split_step_vjp`, as for a scan): the forward step writes
@@ -19,9 +18,11 @@ the values its derivative reads (a sin's cosine, the carries entering it,
 ...) straight into the step's frame, so the backward loop does not
 evaluate the body again. The interpreter (while_vjp.py) keeps the carries
 and evaluates the body's VJP instead: the same values. A frame holds every
-residual (each at a 64-byte-aligned offset); the stack starts at 16
-frames and doubles, so n steps cost O(n) copies and the memory of n
-frames. malloc's family comes from the C library the process
+residual (each at a 64-byte-aligned offset). The stack is a chain of
+blocks, each of twice the frames of the one before (16 first), so a block
+never moves: n steps cost the memory of at most 2n frames and no copies
+(a stack grown by realloc copied its frames as it doubled, which cost a
+1,000-step RK4 loop a fifth of its time). malloc's family comes from the C library the process
 (or a C caller of exported code) links anyway.
 
 Reverse mode puts the loop's own `while` equation (its value) before the
@@ -61,6 +62,8 @@ I64 = llir.IntType(64)
 I8P = I8.as_pointer()
 FRAME_ALIGN = 64
 FIRST_CAPACITY = 16
+BLOCK_HEADER = 64  # the previous block (i8*) and this block's frames (i64), then the frames, 64-byte aligned
+STATE_WORDS = 3  # the newest block, the frames used in it, the frames in all
 FALSE = llir.Constant(llir.IntType(1), 0)
 
 
@@ -94,33 +97,55 @@ def _libc(module, name, ret, args):
     return fn
 
 
-def _free(k, stack_slot):
-    k.b.call(_libc(k.module, "free", llir.VoidType(), [I8P]), [k.b.load(stack_slot)])
+def _free_blocks(k, stack_slot):
+    """Free the block at *stack_slot and every block before it; *stack_slot = NULL."""
+    b = k.b
+    free = _libc(k.module, "free", llir.VoidType(), [I8P])
+    test, step, done = (b.append_basic_block(n) for n in ("stack.free_test", "stack.free", "stack.freed"))
+    b.branch(test)
+    b.position_at_end(test)
+    block = b.load(stack_slot)
+    b.cbranch(b.icmp_unsigned("!=", block, llir.Constant(I8P, None)), step, done)
+    b.position_at_end(step)
+    block = b.load(stack_slot)
+    b.store(b.load(b.bitcast(block, I8P.as_pointer())), stack_slot)  # the header's first word: the previous block
+    b.call(free, [block])
+    b.branch(test)
+    b.position_at_end(done)
+
+
+def _block_capacity(k, block):
+    """The frames a block holds: the header's second word."""
+    return k.b.load(k.b.gep(k.b.bitcast(block, I64.as_pointer()), [k.i64(1)], inbounds=True))
+
+
+def _frame_at(k, block, index, frame):
+    return k.b.gep(block, [k.b.add(k.i64(BLOCK_HEADER), k.b.mul(index, k.i64(frame)))], inbounds=True)
 
 
 class _Stack:
-    """Where a stack's address and depth live: an i8** and an i64* (allocas of one step, or an
-    arena slot that a WhilePush leaves for its WhilePop)."""
+    """Where a stack's state lives: its newest block (i8**), the frames used in that block and
+    the frames in all (i64*); allocas of one step, or an arena slot (STATE_WORDS int64) that a
+    WhilePush leaves for its WhilePop."""
 
-    def __init__(self, stack_slot, count_slot):
-        self.stack, self.count = stack_slot, count_slot
+    def __init__(self, stack_slot, used_slot, count_slot):
+        self.stack, self.used, self.count = stack_slot, used_slot, count_slot
 
     @classmethod
     def local(cls, k):
-        return cls(k.b.alloca(I8P), k.b.alloca(I64))
+        return cls(k.b.alloca(I8P), k.b.alloca(I64), k.b.alloca(I64))
 
     @classmethod
     def in_arena(cls, k, view):
-        """The two i64 of `view` (an int64[2] arena buffer): address, then depth."""
         p = k.b.bitcast(data_pointer(k, view), I64.as_pointer())
         stack = k.b.bitcast(p, I8P.as_pointer())
-        return cls(stack, k.b.gep(p, [k.i64(1)], inbounds=True))
+        return cls(stack, k.b.gep(p, [k.i64(1)], inbounds=True), k.b.gep(p, [k.i64(2)], inbounds=True))
 
 
 def _emit_pushing_loop(k, cond, forward, res_types, cur, nxt, consts, flag, arena, stack: _Stack):
     """cur = the final carries, each step's residuals (of `res_types`) pushed on `stack`."""
     b, m = k.b, k.module
-    realloc = _libc(m, "realloc", I8P, [I8P, I64])
+    malloc = _libc(m, "malloc", I8P, [I64])
     offsets, frame = _frame_layout(res_types)
     cond_fn, body_fn = emit_sub(k, cond, "cond"), emit_sub(k, forward, "body")
     arena_p = data_pointer(k, arena)
@@ -130,10 +155,10 @@ def _emit_pushing_loop(k, cond, forward, res_types, cur, nxt, consts, flag, aren
     frame_slots = [llir.Constant(I8P, None)] * len(res_types)  # rewritten per step
     body_args = args_array(k, cur_p + consts_p + [data_pointer(k, v) for v in nxt] + frame_slots + [arena_p])
     first_slot = len(cur) + len(consts) + len(nxt)
-    capacity = b.alloca(I64)
+    capacity = b.alloca(I64)  # of the newest block
     b.store(llir.Constant(I8P, None), stack.stack)
-    b.store(k.i64(0), capacity)
-    b.store(k.i64(0), stack.count)
+    for slot in (capacity, stack.used, stack.count):
+        b.store(k.i64(0), slot)
 
     test, check, grow, failed, push, done = (b.append_basic_block(n) for n in (
         "stack.test", "stack.check", "stack.grow", "stack.failed", "stack.push", "stack.forward_done"))
@@ -144,35 +169,40 @@ def _emit_pushing_loop(k, cond, forward, res_types, cur, nxt, consts, flag, aren
     b.cbranch(go, check, done)
 
     b.position_at_end(check)
-    n, cap = b.load(stack.count), b.load(capacity)
-    b.cbranch(b.icmp_unsigned("==", n, cap), grow, push)
+    cap = b.load(capacity)
+    b.cbranch(b.icmp_unsigned("==", b.load(stack.used), cap), grow, push)
 
-    b.position_at_end(grow)
+    b.position_at_end(grow)  # a new block of twice the frames; the old ones stay where they are
     doubled = b.select(b.icmp_unsigned("==", cap, k.i64(0)), k.i64(FIRST_CAPACITY), b.mul(cap, k.i64(2)))
-    asked = b.mul(doubled, k.i64(frame))
-    grown = b.call(realloc, [b.load(stack.stack), asked])
-    null = b.icmp_unsigned("==", grown, llir.Constant(I8P, None))
+    block = b.call(malloc, [b.add(k.i64(BLOCK_HEADER), b.mul(doubled, k.i64(frame)))])
+    null = b.icmp_unsigned("==", block, llir.Constant(I8P, None))
     with b.if_then(b.not_(null), likely=True):
-        b.store(grown, stack.stack)
+        header = b.bitcast(block, I64.as_pointer())
+        b.store(b.load(stack.stack), b.bitcast(header, I8P.as_pointer()))
+        b.store(doubled, b.gep(header, [k.i64(1)], inbounds=True))
+        b.store(block, stack.stack)
         b.store(doubled, capacity)
+        b.store(k.i64(0), stack.used)
     b.cbranch(null, failed, push)
 
-    b.position_at_end(failed)  # realloc left the old block: free it first, so reporting has memory
-    _free(k, stack.stack)
-    b.store(llir.Constant(I8P, None), stack.stack)
-    emit_out_of_memory(k, "while_loop", n, frame, asked)
+    b.position_at_end(failed)  # free what is held first, so reporting has memory
+    n = b.load(stack.count)
+    _free_blocks(k, stack.stack)
+    emit_out_of_memory(k, "while_loop", n, frame, b.mul(b.add(n, doubled), k.i64(frame)))
     b.store(k.i64(0), stack.count)
+    b.store(k.i64(0), stack.used)
     b.branch(done)
 
     b.position_at_end(push)
-    n = b.load(stack.count)
-    base = b.gep(b.load(stack.stack), [b.mul(n, k.i64(frame))], inbounds=True)
+    used = b.load(stack.used)
+    base = _frame_at(k, b.load(stack.stack), used, frame)
     for slot, off in enumerate(offsets):
         b.store(b.gep(base, [k.i64(off)], inbounds=True), b.gep(body_args, [k.i64(first_slot + slot)], inbounds=True))
     b.call(body_fn, [body_args])
     for v, nv in zip(cur, nxt):
         _copy(k, data_pointer(k, v), data_pointer(k, nv), _nbytes(v))
-    b.store(b.add(n, k.i64(1)), stack.count)
+    b.store(b.add(used, k.i64(1)), stack.used)
+    b.store(b.add(b.load(stack.count), k.i64(1)), stack.count)
     b.branch(test)
     b.position_at_end(done)
 
@@ -198,9 +228,16 @@ def _emit_popping_loop(k, back, res_types, consts, ct, ct_next, acc, acc_next, a
     b.cbranch(b.icmp_unsigned("!=", b.load(stack.count), k.i64(0)), step, done)
 
     b.position_at_end(step)
-    n = b.sub(b.load(stack.count), k.i64(1))
-    b.store(n, stack.count)
-    base = b.gep(b.load(stack.stack), [b.mul(n, k.i64(frame))], inbounds=True)
+    b.store(b.sub(b.load(stack.count), k.i64(1)), stack.count)
+    with b.if_then(b.icmp_unsigned("==", b.load(stack.used), k.i64(0))):  # this block is done: back to the full one before
+        block = b.load(stack.stack)
+        previous = b.load(b.bitcast(block, I8P.as_pointer()))
+        b.call(_libc(k.module, "free", llir.VoidType(), [I8P]), [block])
+        b.store(previous, stack.stack)
+        b.store(_block_capacity(k, previous), stack.used)
+    used = b.sub(b.load(stack.used), k.i64(1))
+    b.store(used, stack.used)
+    base = _frame_at(k, b.load(stack.stack), used, frame)
     for slot, off in enumerate(offsets):
         b.store(b.gep(base, [k.i64(off)], inbounds=True), b.gep(args, [k.i64(len(ct_p) + slot)], inbounds=True))
     b.call(back_fn, [args])
@@ -209,7 +246,7 @@ def _emit_popping_loop(k, back, res_types, consts, ct, ct_next, acc, acc_next, a
     b.branch(test)
 
     b.position_at_end(done)
-    _free(k, stack.stack)
+    _free_blocks(k, stack.stack)
 
 
 class StackedWhileVJP(Step):
@@ -346,7 +383,7 @@ def _lower_pushing_while(ctx, eqn, tape: _Tape, *operands):
     nxt = [ctx.arena(t) for t in p["body"].out_types]
     consts = [in_memory(ctx, x) for x in operands[n_carry:]]
     flag = ctx.arena(TensorType((), np.bool_))
-    tape.slot = ctx.arena(TensorType((2,), np.int64))
+    tape.slot = ctx.arena(TensorType((STATE_WORDS,), np.int64))
     ctx.use_external(*out_of_memory_external())
     ctx.add(WhilePush(cond, body, res_types, cur, nxt, consts, flag, tape.slot, scratch(ctx, [cond, body])))
     return carries_out(ctx, [ctx.dest(v) for v in eqn.outvars], cur)

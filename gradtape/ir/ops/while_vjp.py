@@ -12,7 +12,7 @@ results (ir/op.py `multiple_results`), run once.
 The gradient is exact whatever the trip count n (0, 1 or data-dependent),
 and costs n body evaluations forward and n body VJPs backward; memory
 grows with n, as a Python list of the carries would in the reference and
-a realloc'd buffer of each step's residuals (the values its VJP reads,
+malloc'd blocks of each step's residuals (the values its VJP reads,
 ir/ops/loops.py split_step_vjp) does in native code
 (codegen/control_stack.py, which also runs the forward loop once for a
 `while` and its `while_vjp` compiled together).
