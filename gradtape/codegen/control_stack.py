@@ -30,7 +30,7 @@ Reverse mode puts the loop's own `while` equation (its value) before the
 the forward loop. When both are lowered in one Function, on the same
 cond, body and operands (`paired_whiles`), they share one run instead:
 the `while` becomes the pushing loop (`WhilePush`), writing its final
-carries and leaving the stack's address and depth in an arena slot, and
+carries and leaving the stack's state (newest block, depths) in an arena slot, and
 the `while_vjp` the popping loop (`WhilePop`), which frees the stack.
 Steps between them run on the final carries as before. Both loops run
 the same body code on the same values, so the results are those of the
@@ -275,8 +275,8 @@ class StackedWhileVJP(Step):
 
 
 class WhilePush(Step):
-    """A `while` whose cotangents a later WhilePop computes: the forward loop pushing its carries,
-    leaving the stack's address and depth in `tape` (an int64[2] arena buffer)."""
+    """A `while` whose cotangents a later WhilePop computes: the forward loop pushing its residuals,
+    leaving the stack's state in `tape` (an int64[STATE_WORDS] arena buffer)."""
 
     def __init__(self, cond, body, res_types, cur, nxt, consts, flag, tape, arena):
         self.cond, self.body, self.res_types, self.cur, self.nxt, self.consts = cond, body, res_types, cur, nxt, consts
