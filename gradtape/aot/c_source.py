@@ -160,9 +160,10 @@ def _stack_note(spec: ExportSpec) -> str:
         return ""
     return """ *
  * Loops of data-dependent length
- *   Reverse mode through a while_loop keeps each iteration's carry on a
- *   stack that both functions malloc and free during the call. When it
- *   cannot grow they free it and return -1 (the outputs hold garbage then).
+ *   Reverse mode through a while_loop keeps the values each iteration's
+ *   derivative reads on a stack that both functions malloc and free during
+ *   the call. When it cannot grow they free it and return -1 (the outputs
+ *   hold garbage then).
 """
 
 

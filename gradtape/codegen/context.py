@@ -26,6 +26,7 @@ class BuildContext:
         self.outputs: dict = {}  # Var -> View of the output argument it is computed into
         self.plan_subfunction = None  # Function -> lowering.SubFunction, set by lowering (control flow)
         self.function = None  # the ir.Function being lowered, set by lowering
+        self.while_tapes: dict = {}  # Eqn -> the stack a `while` and its `while_vjp` share (control_stack.py)
 
     def add(self, step):
         self.steps.append(step)

@@ -198,10 +198,10 @@ def lower_scan(ctx, eqn, *operands):
     dests = [ctx.dest(v) for v in eqn.outvars]
     ys = [(d, True) for d in dests[n_carry:]]
     ctx.add(Loop(sub, p["length"], p["reverse"], cur, nxt, xs, consts, ys, scratch(ctx, [sub])))
-    return _carries_out(ctx, dests, cur)
+    return carries_out(ctx, dests, cur)
 
 
-def _carries_out(ctx, dests, cur) -> tuple:
+def carries_out(ctx, dests, cur) -> tuple:
     """Copy the final carries out of the loop's buffers; the equation's outputs."""
     for dest, c in zip(dests, cur):
         ctx.add(Fill(dest, c))
@@ -261,4 +261,4 @@ def lower_while(ctx, eqn, *operands):
     consts = [in_memory(ctx, x) for x in operands[n_carry:]]
     flag = ctx.arena(TensorType((), np.bool_))
     ctx.add(WhileLoop(cond, body, cur, nxt, consts, flag, scratch(ctx, [cond, body])))
-    return _carries_out(ctx, [ctx.dest(v) for v in eqn.outvars], cur)
+    return carries_out(ctx, [ctx.dest(v) for v in eqn.outvars], cur)

@@ -35,6 +35,7 @@ from ..ir.passes import dce
 from .lowered import Lowered, LoweringError, Unsupported
 from .arena import plan_arena
 from .context import BuildContext
+from .control_stack import paired_whiles
 from .dtypes import I8, storage_type
 from .dynamic_arena import arena_offset, dynamic_arena_plan, refuse_subfunction
 from .emitter import Emitter
@@ -176,6 +177,7 @@ def _check_supported(fn):
 def _build(fn, stored, dynamic: bool = False) -> BuildContext:
     ctx = BuildContext(len(fn.invars) + dynamic, fn.out_types)  # dynamic: the sizes vector follows the inputs
     ctx.plan_subfunction = refuse_subfunction if dynamic else SubFunction  # control flow (codegen/control.py)
+    ctx.while_tapes = paired_whiles(fn)  # a `while` and its `while_vjp` run the loop once (control_stack.py)
     nodes: dict = {v: View(Buffer(v.type, "arg", i)) for i, v in enumerate(fn.invars)}
     for i, v in enumerate(fn.outvars):
         if isinstance(v, Var) and v not in nodes and v not in ctx.outputs:

@@ -48,8 +48,8 @@ from . import layout
 from .lowered import LoweringError, Unsupported
 from .contract import lower_contract
 from .lapack import lower_cholesky, lower_eigh, lower_pinv, lower_qr, lower_slogdet, lower_solve, lower_svd
-from .control import lower_checkpoint, lower_cond, lower_scan, lower_while
-from .control_stack import lower_while_vjp
+from .control import lower_checkpoint, lower_cond, lower_scan
+from .control_stack import lower_while, lower_while_vjp
 from .math import MATH_FUNCTIONS, MathFunction, emit_math
 from .math_pow import pow_shortcut
 from .nodes import Map, View

@@ -189,7 +189,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, checkpoint_ever
 
     Like JAX's lax.scan: the body is traced once and compiled as one native
     loop (not unrolled), and its derivatives are scans too (reverse mode
-    stores the carry entering each step).
+    stores each step's residuals, the values its derivative reads, as JAX
+    does; wrap f's step in gt.checkpoint to store the carries only).
 
     Args:
       f: a function `(carry, x) -> (carry, y)`; the new carry must have the
@@ -202,13 +203,13 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, checkpoint_ever
       reverse: run the steps from the last to the first (ys keep their
         positions).
       unroll: accepted for JAX compatibility; the loop is never unrolled.
-      checkpoint_every: None (reverse mode stores the carry entering every
-        step: memory n carries) or k >= 1: the loop runs as n // k
+      checkpoint_every: None (reverse mode stores the residuals of every
+        step: memory n steps' residuals) or k >= 1: the loop runs as n // k
         checkpointed segments of k steps (and the n % k steps left), and
         reverse mode stores only the carry entering each segment,
         recomputing a segment's steps when its backward pass comes: memory
-        about n/k + k carries, least (2 sqrt(n)) at k = sqrt(n), for one
-        more forward pass. Values and derivatives are the same.
+        about n/k carries and k steps' residuals, least about k = sqrt(n),
+        for one more forward pass. Values and derivatives are the same.
 
     Returns:
       `(final_carry, ys)`: ys the per-step y's stacked along a new leading axis.

@@ -15,9 +15,10 @@ Derivatives are scans again, so higher orders need nothing more:
 
 - JVP: a scan of the body's JVP, whose carries and xs are the primal ones
   followed by their tangents.
-- VJP: the carries entering each step (the residuals) are stacked by a
-  forward scan whose body also returns its input carries; a backward scan,
-  run the other way, carries the carries' cotangents and the accumulated
+- VJP: the values of each step that its VJP reads (the residuals: a
+  sin's cosine, the carries entering it, ...; `split_step_vjp`) are stacked
+  by a forward scan whose body also returns them; a backward scan, run
+  the other way, carries the carries' cotangents and the accumulated
   cotangents of the constants, reads the stacked residuals, xs and the
   outputs' cotangents, and returns the xs' cotangents per step.
 - Batching: a scan of the batched body, every carry batched, batched xs
@@ -32,12 +33,12 @@ import numpy as np
 from ..adjoint import vjp, zeros
 from ..batching import move_axis, vmap
 from ..builder import Builder, Sym, bind
-from ..core import Function
+from ..core import Function, Var
 from ..errors import ShapeError
 from ..inline import inline
 from ..interpret import eval_function
 from ..op import batching_rules, impls, jvp_rules, multiple_results, new_op, shape_rules, vjp_rules
-from ..passes import prune_rules, select_outputs
+from ..passes import dce, prune_rules, select_outputs
 from ..tangent import jvp
 from ..types import TensorType
 from .layout import broadcast_batched
@@ -138,19 +139,22 @@ def _jvp(ts, outs, *operands, body, length, reverse, n_carry, n_xs):
 
 
 @functools.lru_cache(maxsize=1024)
-def _residual_body(body, n_carry: int):
-    """The body returning, after its own outputs, the carries it was given."""
-    return Function(body.invars, body.eqns, list(body.outvars) + list(body.invars[:n_carry]))
+def split_step_vjp(body, n_carry: int, n_xs: int):
+    """The body's VJP split at the cotangents (ir/partial_eval.py's idea, for one loop step):
 
+      forward: (carries, x, consts) -> (the body's outputs, residuals...)
+      backward: (ct_carries, acc_consts), (residuals..., x, ct_ys), consts
+                  -> (ct of carries_in, acc_consts + ct of consts), ct of x
 
-@functools.lru_cache(maxsize=1024)
-def _vjp_body(body, n_carry: int, n_xs: int):
-    """The backward scan's body:
+    over the float carries (fc), xs (fx), constants (fk) and ys (fy).
 
-        (ct_carries, acc_consts), (carries_in, x, ct_ys), consts
-            -> (ct of carries_in, acc_consts + ct of consts), ct of x
-
-    over the float carries (fc), xs (fx), constants (fk) and ys (fy)."""
+    The residuals are the values of a step that the backward step reads and that depend on
+    the step's carries or x: the forward scan stacks them (the carries entering the step among
+    them, when read), so the backward step does not compute the step again: a sin's cosine
+    is computed once, forward, as JAX does. Values of the constants alone are recomputed by
+    the backward step instead of stored per step. The forward body holds the body's own
+    Eqn objects, so loop_merge.py merges it with the primal scan: one forward loop.
+    Returns (forward, backward, n_residuals, fc, fx, fk, fy)."""
     ins, outs, n_in, n_out = body.in_types, body.out_types, len(body.invars), len(body.outvars)
     wrt = _floats(ins, range(n_in))
     joint, _ = vjp(body, wrt)
@@ -158,10 +162,31 @@ def _vjp_body(body, n_carry: int, n_xs: int):
     fx = _floats(ins, range(n_carry, n_carry + n_xs))
     fk = _floats(ins, range(n_carry + n_xs, n_in))
     fy = _floats(outs, range(n_carry, n_out))
+    late = set(joint.invars[n_in:])  # the cotangents, and what depends on them
+    per_step = set(joint.invars[:n_carry + n_xs])  # what depends on the carries or x
+    for eqn in joint.eqns:
+        if any(a in late for a in eqn.inputs if isinstance(a, Var)):
+            late.update(eqn.outvars)
+        elif any(a in per_step for a in eqn.inputs if isinstance(a, Var)):
+            per_step.update(eqn.outvars)
+    grads = list(joint.outvars[n_out:])
+    stored = per_step - late - set(joint.invars[n_carry:n_carry + n_xs])  # x: read from xs instead
+    back_eqns = [e for e in joint.eqns if not stored.issuperset(e.outvars)]
+    back = dce(Function(list(joint.invars), back_eqns, grads))
+    residuals, seen = [], set()
+    for a in [a for e in back.eqns for a in e.inputs] + grads:
+        if isinstance(a, Var) and a in stored and a not in seen:
+            seen.add(a)
+            residuals.append(a)
+    forward = dce(Function(list(body.invars), [e for e in joint.eqns if e.outvars[0] not in late],
+                           list(body.outvars) + residuals))
+    # the carries entering the step depend on the step: the backward reads them as residuals
+    later = Function(residuals + list(joint.invars[n_carry:]), back.eqns, grads)
+
     b = Builder()
     ct_c = [b.input(ins[k]) for k in fc]
     acc = [b.input(ins[i]) for i in fk]
-    c_in = [b.input(t) for t in ins[:n_carry]]
+    res = [b.input(v.type) for v in residuals]
     x = [b.input(t) for t in ins[n_carry:n_carry + n_xs]]
     ct_y = [b.input(outs[j]) for j in fy]
     consts = [b.input(t) for t in ins[n_carry + n_xs:]]
@@ -173,27 +198,26 @@ def _vjp_body(body, n_carry: int, n_xs: int):
             ct_out.append(ct_y[fy.index(j)])
         else:
             ct_out.append(zeros(b, outs[j]))
-    results = inline(joint, b, [s.atom for s in c_in + x + consts + ct_out])
-    g = dict(zip(wrt, (Sym(a, b) for a in results[n_out:])))
+    results = inline(later, b, [s.atom for s in res + x + consts + ct_out])
+    g = dict(zip(wrt, (Sym(a, b) for a in results)))
     new_acc = [a + g[i] for a, i in zip(acc, fk)]
-    fn = b.build(ct_c + acc + c_in + x + ct_y + consts, [g[k] for k in fc] + new_acc + [g[i] for i in fx])
-    return fn, fc, fx, fk, fy
+    fn = b.build(ct_c + acc + res + x + ct_y + consts, [g[k] for k in fc] + new_acc + [g[i] for i in fx])
+    return forward, fn, len(residuals), fc, fx, fk, fy
 
 
 def _vjp(cts, outs, *operands, body, length, reverse, n_carry, n_xs):
     """The cotangents of the operands given those of the loop's outputs (None for none): one
     loop stacking the residuals and one backward loop."""
-    fn, fc, fx, fk, fy = _vjp_body(body, n_carry, n_xs)
+    forward, fn, n_res, fc, fx, fk, fy = split_step_vjp(body, n_carry, n_xs)
     b = operands[0].builder
     carries, xs, consts = _split(operands, n_carry, n_xs)
     n_out = len(body.outvars)
-    aug = _residual_body(body, n_carry)
-    residuals = scan(aug, length, reverse, n_carry, n_xs, *operands)[n_out:n_out + n_carry]
+    residuals = scan(forward, length, reverse, n_carry, n_xs, *operands)[n_out:n_out + n_res]
     ct_c = [cts[k] if cts[k] is not None else zeros(b, carries[k].type) for k in fc]
     ct_ys = [cts[j] if cts[j] is not None else zeros(b, stacked(body.out_types[j], length)) for j in fy]
     acc = [zeros(b, consts[i - n_carry - n_xs].type) for i in fk]
     bwd = (*ct_c, *acc, *residuals, *xs, *ct_ys, *consts)
-    n_bc, n_bx = len(fc) + len(fk), n_carry + n_xs + len(fy)
+    n_bc, n_bx = len(fc) + len(fk), n_res + n_xs + len(fy)
     back = scan(fn, length, not reverse, n_bc, n_bx, *bwd)
     out = [None] * len(operands)
     for k in fc:

@@ -11,9 +11,11 @@ results (ir/op.py `multiple_results`), run once.
 
 The gradient is exact whatever the trip count n (0, 1 or data-dependent),
 and costs n body evaluations forward and n body VJPs backward; memory
-grows with n (one copy of the carries per step), as a Python list would in
-the reference and a realloc'd buffer does in native code
-(codegen/control_stack.py).
+grows with n, as a Python list of the carries would in the reference and
+malloc'd blocks of each step's residuals (the values its VJP reads,
+ir/ops/loops.py split_step_vjp) does in native code
+(codegen/control_stack.py, which also runs the forward loop once for a
+`while` and its `while_vjp` compiled together).
 
 Its own derivatives are loops again, so higher orders need nothing more.
 Write r(x, ct) = F'(x)^T ct for the loop F: x -> final carries, and G for
@@ -89,7 +91,7 @@ def out_of_memory(steps: int, held: int, asked: int | None = None) -> MemoryErro
     native code through codegen/failures.py, which also knows the `asked` size that failed)."""
     growing = f"; growing it to {asked:,} bytes failed" if asked else ""
     return MemoryError(
-        f"while_loop: out of memory after {steps:,} iterations: reverse mode keeps every iteration's carry "
+        f"while_loop: out of memory after {steps:,} iterations: reverse mode keeps values of every iteration "
         f"for the backward pass ({held:,} bytes held{growing}); bound the number of iterations, make the "
         "carry smaller, or differentiate in forward mode (gt.jvp), which keeps no stack")
 
