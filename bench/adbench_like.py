@@ -56,7 +56,7 @@ try:
 
     jax.config.update("jax_enable_x64", True)
 except ImportError:
-    jax = None
+    jax = jnp = None
 try:
     import torch  # noqa: F401
 except ImportError:
@@ -177,17 +177,21 @@ def ba_case(n, m, p):
     return case
 
 
+HAND_FORM = ["einsum3"]  # --hand-form: which of hand_objective.FORMS the hand rows time
+
+
 def hand_case(n):
     theta, model, corr, points = hand.inputs(n)
+    form = hand.FORMS[HAND_FORM[0]]
 
     def objective(np_, th):
-        return hand.hand_objective(np_, th, model, corr, points)
-    f = lambda th, c, p: hand.hand_objective(gt, th, model, c, p)  # noqa: E731
+        return form(np_, th, model, corr, points)
+    f = lambda th, c, p: form(gt, th, model, c, p)  # noqa: E731
     staged_obj, staged_der = gt.differentiable(f), gt.jacobian(f)
     jobj = jder = None
     if jax is not None:
         jn = _JaxNumpy()
-        fj = lambda th, c, p: hand.hand_objective(jn, th, model, c, p)  # noqa: E731
+        fj = lambda th, c, p: form(jn, th, model, c, p)  # noqa: E731
         jobj, jder = _jax_fns(fj, (theta,), jax.jacfwd(fj), (corr, points))
     return Case("hand", f"n={n}", (theta,), objective,
                 lambda: np.asarray(staged_obj(theta, corr, points)), lambda: np.asarray(staged_der(theta, corr, points)),
@@ -290,8 +294,16 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument("--only", default=",".join(CASES), help="comma-separated: gmm,ba,hand,lstm")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--hand-form", default="einsum3", choices=sorted(hand.FORMS),
+                        help="the hand objective's form: einsum3 (skinning as one three-operand einsum), "
+                             "chained (per-point gathers, two chained einsums), gathered (two chained "
+                             "einsums, a flat gather of 3n elements)")
+    parser.add_argument("--sizes", default=None, help="comma-separated sizes for the hand rows (n)")
     args = parser.parse_args(argv)
-    sizes = SIZES["quick" if args.quick else "full"]
+    HAND_FORM[0] = args.hand_form
+    sizes = dict(SIZES["quick" if args.quick else "full"])
+    if args.sizes:
+        sizes["hand"] = [(int(n),) for n in args.sizes.split(",")]
     peers = ["numpy", "staged", "tape"] + (["jax"] if jax is not None else [])
     print(f"gradtape {gt.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
           f"torch {'installed (not written)' if torch else 'not installed'}; "

@@ -10,14 +10,45 @@ are the blocks `out.shape + in.shape`.
 """
 from __future__ import annotations
 
+import logging
 import math
 
 from .. import ir
+from ..ir.contract_chains import reorder_contractions
 from ..ir.inline import inline
 from ..ir.optimize import optimize
+from ..ir.passes import dce
 from ..tracer import tree
 from .derivative_functions import gradient_function, jacfwd_function, jacrev_function
 from .program import Program
+
+logger = logging.getLogger("gradtape")
+
+
+def jacobian_mode(n_inputs: int, n_outputs: int) -> str:
+    """The mode `jacobian(f)` (mode "auto") uses: "fwd" or "rev".
+
+    Forward mode computes one JVP per input element and reverse mode one VJP
+    per output element, all batched in one call, so the cheaper mode is the
+    one with fewer directions: forward mode when the differentiated inputs
+    have no more elements than the outputs (ties go forward: a JVP keeps no
+    residuals), else reverse mode.
+
+    Example::
+
+        >>> jacobian_mode(26, 3 * 12800)   # 26 parameters, 38,400 residuals
+        'fwd'
+        >>> jacobian_mode(1000, 10)
+        'rev'
+    """
+    return "fwd" if n_inputs <= n_outputs else "rev"
+
+
+def _jacobian_program(jac):
+    """The optimized Jacobian, its chains of contractions in their cheapest order: batching
+    the JVP of einsum(einsum(a, b), c) over the basis puts the tangent batch through both
+    products, where contracting a with c first is often far cheaper (ir/contract_chains.py)."""
+    return dce(reorder_contractions(optimize(jac)))
 
 
 def _wrt(sig, argnums) -> list:
@@ -53,8 +84,9 @@ def _block_skeleton(out_skeleton, args, sig, argnums, single):
 class Jacobian:
     """The full Jacobian w.r.t. `argnums` by forward mode, reverse mode, or the cheaper one.
 
-    mode "auto" picks forward mode when the differentiated inputs have no
-    more elements than the outputs (one JVP per input element), else reverse.
+    mode "auto" picks by `jacobian_mode`: forward mode when the differentiated
+    inputs have no more elements than the outputs (one JVP per input element),
+    else reverse; the choice is logged (INFO, the `gradtape` logger).
     """
 
     def __init__(self, argnums, mode: str):
@@ -79,10 +111,12 @@ class Jacobian:
         if mode == "auto":
             n_in = sum(math.prod(fn.invars[i].type.shape) for i in wrt)
             n_out = sum(math.prod(v.type.shape) for v in fn.outvars)
-            mode = "fwd" if n_in <= n_out else "rev"
+            mode = jacobian_mode(n_in, n_out)
+            logger.info("jacobian(%s): %s mode (%d input elements, %d output elements)",
+                        fname, "forward" if mode == "fwd" else "reverse", n_in, n_out)
         jac = (jacfwd_function if mode == "fwd" else jacrev_function)(fn, wrt)
         skeleton = _block_skeleton(traced.out_skeleton, args, sig, self.argnums, self.single)
-        return Program(optimize(jac), skeleton, traced.captured)
+        return Program(_jacobian_program(jac), skeleton, traced.captured)
 
 
 class Hessian:
@@ -106,7 +140,7 @@ class Hessian:
         hess = jacfwd_function(grads, wrt)
         grads_skeleton = _block_skeleton(None, args, sig, self.argnums, self.single)
         skeleton = _block_skeleton(grads_skeleton, args, sig, self.argnums, self.single)
-        return Program(optimize(hess), skeleton, traced.captured)
+        return Program(_jacobian_program(hess), skeleton, traced.captured)
 
 
 class Hvp:
