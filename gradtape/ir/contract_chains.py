@@ -34,6 +34,7 @@ import math
 
 from .core import Eqn, Function, Var
 from .ops.contract import contract_p, parse_spec
+from .passes import splice, use_counts
 from .types import TensorType
 
 MAX_OPERANDS = 7  # longer chains keep their order (the search is 3^k)
@@ -42,7 +43,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 def reorder_contractions(fn: Function) -> Function:
     """Rewrite every chain of single-use contractions in its cheapest pairwise order."""
-    uses = _use_counts(fn)
+    uses = use_counts(fn)
     defining = {}
     for eqn in fn.eqns:
         if eqn.op is contract_p:
@@ -66,28 +67,7 @@ def reorder_contractions(fn: Function) -> Function:
         if new_eqns is not None:
             replaced[eqn.outvars[0]] = new_eqns
             dropped.update(chain.inner)
-    if not replaced:
-        return fn
-    eqns = []
-    for eqn in fn.eqns:
-        out = eqn.outvars[0] if eqn.outvars else None
-        if out in replaced:
-            eqns.extend(replaced[out])
-        elif out not in dropped:
-            eqns.append(eqn)
-    return Function(fn.invars, eqns, fn.outvars)
-
-
-def _use_counts(fn: Function) -> dict:
-    uses = {}
-    for eqn in fn.eqns:
-        for a in eqn.inputs:
-            if type(a) is Var:
-                uses[a] = uses.get(a, 0) + 1
-    for v in fn.outvars:
-        if type(v) is Var:
-            uses[v] = uses.get(v, 0) + 2  # an output is never absorbed
-    return uses
+    return splice(fn, replaced, dropped) if replaced else fn
 
 
 class _Chain:

@@ -23,20 +23,14 @@ from __future__ import annotations
 from .core import Eqn, Function, Var
 from .ops.indexing import gather_p
 from .ops.layout import transpose_p
+from .passes import splice, use_counts
 from .types import TensorType
 
 
 def gather_before_transpose(fn: Function) -> Function:
     """Rewrite every `transpose(scalar elementwise ops(gather(x, i)))` that leads with the
     gathered axes as a gather of the transposed x, when x is no larger than the result."""
-    uses = {}
-    for eqn in fn.eqns:
-        for a in eqn.inputs:
-            if type(a) is Var:
-                uses[a] = uses.get(a, 0) + 1
-    for v in fn.outvars:
-        if type(v) is Var:
-            uses[v] = uses.get(v, 0) + 2
+    uses = use_counts(fn)
     defining = {v: eqn for eqn in fn.eqns for v in eqn.outvars}
     replaced, dropped = {}, set()
     for eqn in fn.eqns:
@@ -48,16 +42,7 @@ def gather_before_transpose(fn: Function) -> Function:
         gather, chain = found
         replaced[eqn.outvars[0]] = _rewritten(eqn, gather, chain)
         dropped.update(e.outvars[0] for e in [gather] + chain)
-    if not replaced:
-        return fn
-    eqns = []
-    for eqn in fn.eqns:
-        out = eqn.outvars[0] if len(eqn.outvars) == 1 else None
-        if out in replaced:
-            eqns.extend(replaced[out])
-        elif out not in dropped:
-            eqns.append(eqn)
-    return Function(fn.invars, eqns, fn.outvars)
+    return splice(fn, replaced, dropped) if replaced else fn
 
 
 def _scalar_elementwise(eqn, value) -> bool:
