@@ -15,6 +15,7 @@ import math
 
 from .. import ir
 from ..ir.contract_chains import reorder_contractions
+from ..ir.diagonal_seed import fold_diagonal_seeds
 from ..ir.gather_layout import gather_before_transpose
 from ..ir.inline import inline
 from ..ir.optimize import optimize
@@ -49,9 +50,10 @@ def _jacobian_program(jac):
     """The optimized Jacobian, its chains of contractions in their cheapest order (batching
     the JVP of einsum(einsum(a, b), c) over the basis puts the tangent batch through both
     products, where contracting a with c first is often far cheaper: ir/contract_chains.py),
-    and a large gather whose result is transposed to put the basis last made from the
-    transposed operand instead (ir/gather_layout.py)."""
-    return dce(gather_before_transpose(reorder_contractions(optimize(jac))))
+    a large gather whose result is transposed to put the basis last made from the
+    transposed operand instead (ir/gather_layout.py), and products with the seed scaled by
+    an elementwise derivative, diag(v), made products with v (ir/diagonal_seed.py)."""
+    return dce(gather_before_transpose(reorder_contractions(fold_diagonal_seeds(optimize(jac)))))
 
 
 def _wrt(sig, argnums) -> list:
