@@ -14,46 +14,14 @@ import logging
 import math
 
 from .. import ir
-from ..ir.contract_chains import reorder_contractions
-from ..ir.diagonal_seed import fold_diagonal_seeds
-from ..ir.gather_layout import gather_before_transpose
 from ..ir.inline import inline
+from ..ir.jacobians import jacobian_mode, optimize_jacobian
 from ..ir.optimize import optimize
-from ..ir.passes import dce
 from ..tracer import tree
 from .derivative_functions import gradient_function, jacfwd_function, jacrev_function
 from .program import Program
 
 logger = logging.getLogger("gradtape")
-
-
-def jacobian_mode(n_inputs: int, n_outputs: int) -> str:
-    """The mode `jacobian(f)` (mode "auto") uses: "fwd" or "rev".
-
-    Forward mode computes one JVP per input element and reverse mode one VJP
-    per output element, all batched in one call, so the cheaper mode is the
-    one with fewer directions: forward mode when the differentiated inputs
-    have no more elements than the outputs (ties go forward: a JVP keeps no
-    residuals), else reverse mode.
-
-    Example::
-
-        >>> jacobian_mode(26, 3 * 12800)   # 26 parameters, 38,400 residuals
-        'fwd'
-        >>> jacobian_mode(1000, 10)
-        'rev'
-    """
-    return "fwd" if n_inputs <= n_outputs else "rev"
-
-
-def _jacobian_program(jac):
-    """The optimized Jacobian, its chains of contractions in their cheapest order (batching
-    the JVP of einsum(einsum(a, b), c) over the basis puts the tangent batch through both
-    products, where contracting a with c first is often far cheaper: ir/contract_chains.py),
-    a large gather whose result is transposed to put the basis last made from the
-    transposed operand instead (ir/gather_layout.py), and products with the seed scaled by
-    an elementwise derivative, diag(v), made products with v (ir/diagonal_seed.py)."""
-    return dce(gather_before_transpose(reorder_contractions(fold_diagonal_seeds(optimize(jac)))))
 
 
 def _wrt(sig, argnums) -> list:
@@ -121,7 +89,7 @@ class Jacobian:
                         fname, "forward" if mode == "fwd" else "reverse", n_in, n_out)
         jac = (jacfwd_function if mode == "fwd" else jacrev_function)(fn, wrt)
         skeleton = _block_skeleton(traced.out_skeleton, args, sig, self.argnums, self.single)
-        return Program(_jacobian_program(jac), skeleton, traced.captured)
+        return Program(optimize_jacobian(jac), skeleton, traced.captured)
 
 
 class Hessian:
@@ -145,7 +113,7 @@ class Hessian:
         hess = jacfwd_function(grads, wrt)
         grads_skeleton = _block_skeleton(None, args, sig, self.argnums, self.single)
         skeleton = _block_skeleton(grads_skeleton, args, sig, self.argnums, self.single)
-        return Program(_jacobian_program(hess), skeleton, traced.captured)
+        return Program(optimize_jacobian(hess), skeleton, traced.captured)
 
 
 class Hvp:
