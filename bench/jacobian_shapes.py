@@ -105,7 +105,7 @@ def run(case, m, n, rounds, check_only=False):
             assert err < 1e-12, f"{case} {m}x{n}: {name} deviates {err:.1e} from the analytic Jacobian"
     if check_only:
         return None
-    t = interleaved_best(fns, rounds=rounds, calls=3)
+    t = interleaved_best(fns, rounds=rounds, calls=3, warmup=True)
     base = t["numpy"]
     names = ["auto", "fwd", "rev"] + (["jax fwd", "jax rev"] if jax is not None else [])
     line = f"{case:6s} {m:>6d} x {n:<6d} {fmt(base):>9s}" + "".join(

@@ -70,6 +70,10 @@ def reorder_contractions(fn: Function) -> Function:
     return splice(fn, replaced, dropped) if replaced else fn
 
 
+class _RunTimeSize(Exception):
+    """A size known only at run time (codegen/dynamic_sizes.py) in a chain."""
+
+
 class _Chain:
     """One tree of contractions: its leaves (operands) with global letters, the root's output."""
 
@@ -90,10 +94,10 @@ class _Chain:
         try:
             out = "".join(next(chain._fresh) for _ in lo)
             chain._walk(root, out, defining, absorbable)
-        except StopIteration:  # more than 26 letters: leave it
+        except (StopIteration, _RunTimeSize):  # more than 26 letters, or a dynamic version's size
             return None
-        if len(chain.leaves) > MAX_OPERANDS or not all(type(d) is int for d in chain.size.values()):
-            return None  # long, or a size known only at run time (a dynamic version)
+        if len(chain.leaves) > MAX_OPERANDS:
+            return None
         chain.out = out
         return chain
 
@@ -105,6 +109,8 @@ class _Chain:
             if c not in rename:
                 rename[c] = next(self._fresh)
         for a, letters in zip(eqn.inputs, (la, lb)):
+            if not all(type(d) is int for d in a.type.shape):
+                raise _RunTimeSize  # its cost is unknown here: leave the chain as it is
             named = "".join(rename[c] for c in letters)
             self.size.update(zip(named, a.type.shape))
         step = _elements(self.size, {rename[c] for c in la + lb})  # multiply-adds

@@ -73,8 +73,8 @@ def _pattern(transpose, defining, uses):
     perm = transpose.params["perm"]
     if tuple(perm[:rank]) != tuple(range(axis, axis + rank)) or axis == 0:
         return None  # the gathered axes do not lead (or already lead: nothing to gain)
-    if x.type.size > value.type.size or not isinstance(value.type.size, int):
-        return None
+    if type(x.type.size) is not int or type(value.type.size) is not int or x.type.size > value.type.size:
+        return None  # a size known only at run time, or a result no larger than its operand
     chain.reverse()
     return gather, chain
 
