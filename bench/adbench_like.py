@@ -1,7 +1,8 @@
 """ADBench-like: GMM, bundle adjustment, hand tracking and LSTM (Srajer, Kukelova and
 Fitzgibbon 2018), objective and derivative, as ratios to hand NumPy and JAX in one run.
 
-    python bench/adbench_like.py [--quick] [--only gmm,ba,hand,lstm] [--rounds N]
+    python bench/adbench_like.py [--quick] [--only gmm,ba,hand,lstm] [--rounds N] [--clock wall|cpu]
+    python bench/adbench_like.py --only hand --hand-form chained --sizes 100,800,3200,12800
     PYTHONPATH=. /path/to/venv-with-jax/bin/python bench/adbench_like.py --quick
 
 The objectives are ours, written from the benchmark's definitions with NumPy
@@ -16,7 +17,13 @@ on synthetic data of the benchmark's sizes. The derivatives are ADBench's:
         observations (its "auto" mode: reverse, 3 rows against 15 columns),
         `batch_jacobian` on a tape, jax.vmap(jax.jacrev(...)) (jacfwd measured
         1.5-2x slower for both: 15 tangents against 3 cotangents);
-  hand  the (n, 3, 26) Jacobian of the correspondence residuals w.r.t. the pose;
+  hand  the (n, 3, 26) Jacobian of the correspondence residuals w.r.t. the pose,
+        `gradtape.jacobian` (forward mode by shape) against jax.jacfwd; --hand-form
+        picks how the objective is written: einsum3 (the skinning as one
+        three-operand einsum over the vertices, then the n rows gathered), chained
+        (each point's weights and base position gathered, then two chained
+        einsums over the n points) or gathered (two chained einsums over the
+        vertices, then a flat gather of 3n elements);
   lstm  the gradient w.r.t. the main and extra parameters.
 
 Contenders, timed in turn (best of rounds, wall clock): `numpy` the objective
@@ -56,7 +63,7 @@ try:
 
     jax.config.update("jax_enable_x64", True)
 except ImportError:
-    jax = None
+    jax = jnp = None
 try:
     import torch  # noqa: F401
 except ImportError:
@@ -177,17 +184,21 @@ def ba_case(n, m, p):
     return case
 
 
+HAND_FORM = ["einsum3"]  # --hand-form: which of hand_objective.FORMS the hand rows time
+
+
 def hand_case(n):
     theta, model, corr, points = hand.inputs(n)
+    form = hand.FORMS[HAND_FORM[0]]
 
     def objective(np_, th):
-        return hand.hand_objective(np_, th, model, corr, points)
-    f = lambda th, c, p: hand.hand_objective(gt, th, model, c, p)  # noqa: E731
+        return form(np_, th, model, corr, points)
+    f = lambda th, c, p: form(gt, th, model, c, p)  # noqa: E731
     staged_obj, staged_der = gt.differentiable(f), gt.jacobian(f)
     jobj = jder = None
     if jax is not None:
         jn = _JaxNumpy()
-        fj = lambda th, c, p: hand.hand_objective(jn, th, model, c, p)  # noqa: E731
+        fj = lambda th, c, p: form(jn, th, model, c, p)  # noqa: E731
         jobj, jder = _jax_fns(fj, (theta,), jax.jacfwd(fj), (corr, points))
     return Case("hand", f"n={n}", (theta,), objective,
                 lambda: np.asarray(staged_obj(theta, corr, points)), lambda: np.asarray(staged_der(theta, corr, points)),
@@ -260,9 +271,13 @@ def check(case: Case, h: float = 1e-6, verbose: bool = True) -> None:
         print(f"  checked {case.name} {case.label}: staged derivative against " + ", ".join(report))
 
 
+CLOCK = [time.perf_counter]  # --clock cpu: time.process_time
+
+
 def interleaved(fns: dict, rounds: int, budget: float = 0.05) -> dict:
     """Best seconds per call of each function over `rounds` rounds run in turn; each function
     repeats within a round until `budget` seconds (at least once)."""
+    clock = CLOCK[0]
     calls = {}
     for name, fn in fns.items():
         t0 = time.perf_counter()
@@ -271,10 +286,10 @@ def interleaved(fns: dict, rounds: int, budget: float = 0.05) -> dict:
     best = dict.fromkeys(fns, float("inf"))
     for _ in range(rounds):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(calls[name]):
                 fn()
-            best[name] = min(best[name], (time.perf_counter() - t0) / calls[name])
+            best[name] = min(best[name], (clock() - t0) / calls[name])
     return best
 
 
@@ -290,14 +305,26 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument("--only", default=",".join(CASES), help="comma-separated: gmm,ba,hand,lstm")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--hand-form", default="einsum3", choices=sorted(hand.FORMS),
+                        help="the hand objective's form: einsum3 (skinning as one three-operand einsum), "
+                             "chained (per-point gathers, two chained einsums), gathered (two chained "
+                             "einsums, a flat gather of 3n elements)")
+    parser.add_argument("--sizes", default=None, help="comma-separated sizes for the hand rows (n)")
+    parser.add_argument("--clock", default="wall", choices=("wall", "cpu"),
+                        help="wall: elapsed time; cpu: the process's CPU time over all its threads "
+                             "(leaves out the time other processes held the cores of a shared machine)")
     args = parser.parse_args(argv)
-    sizes = SIZES["quick" if args.quick else "full"]
+    HAND_FORM[0] = args.hand_form
+    CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
+    sizes = dict(SIZES["quick" if args.quick else "full"])
+    if args.sizes:
+        sizes["hand"] = [(int(n),) for n in args.sizes.split(",")]
     peers = ["numpy", "staged", "tape"] + (["jax"] if jax is not None else [])
     print(f"gradtape {gt.__version__}; jax {jax.__version__ if jax else 'not installed'}; "
           f"torch {'installed (not written)' if torch else 'not installed'}; "
           f"GRADTAPE_THREADS={os.environ.get('GRADTAPE_THREADS', '-')} "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '-')}; load {os.getloadavg()[0]:.1f}")
-    print("times: best of rounds in turn; columns after `numpy` are x the NumPy objective's time"
+    print(f"times ({args.clock} clock): best of rounds in turn; columns after `numpy` are x the NumPy objective's time"
           + ("; /jax: gradtape over JAX" if jax is not None else ""))
     head = f"{'problem':6s} {'size':22s} {'':10s} {'numpy':>9s}" + "".join(f" {p:>8s}" for p in peers[1:])
     if jax is not None:

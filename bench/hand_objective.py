@@ -65,8 +65,8 @@ def angle_axis_to_rotation_matrix(np_, angle_axis):
     return np_.reshape(np_.stack(rows), (3, 3))
 
 
-def vertex_positions(np_, theta, model):
-    """(V, 3) posed vertices."""
+def bone_transforms(np_, theta, model):
+    """(t_rot (B, 3, 3), t_t (B, 3)): each bone's posed absolute transform times its inverse base one."""
     angles = np_.concatenate([np_.zeros_like(theta[:1]), theta[6:]])[POSE_INDEX]
     rel_rot = np_.einsum("bij,bjk->bik", model["base_rot"], euler_rotations(np_, np_.reshape(angles, (N_BONES, 3))))
     abs_rot, abs_t = [], []
@@ -82,6 +82,12 @@ def vertex_positions(np_, theta, model):
     # posed absolute transforms times the inverse base absolutes
     t_rot = np_.einsum("bij,bjk->bik", abs_rot, model["inv_base_rot"])
     t_t = np_.einsum("bij,bj->bi", abs_rot, model["inv_base_t"]) + abs_t
+    return t_rot, t_t
+
+
+def vertex_positions(np_, theta, model):
+    """(V, 3) posed vertices: the skinning as one three-operand einsum."""
+    t_rot, t_t = bone_transforms(np_, theta, model)
     skinned = np_.einsum("vb,bij,vj->vi", model["weights"], t_rot, model["base_positions"]) + model["weights"] @ t_t
     return skinned @ np_.transpose(angle_axis_to_rotation_matrix(np_, theta[0:3])) + theta[3:6]
 
@@ -89,6 +95,33 @@ def vertex_positions(np_, theta, model):
 def hand_objective(np_, theta, model, correspondences, points):
     """(n, 3): each point minus its corresponding posed vertex."""
     return points - vertex_positions(np_, theta, model)[correspondences]
+
+
+def hand_objective_chained(np_, theta, model, correspondences, points):
+    """hand_objective as a first-time user may write it: each point's blended transform
+    gathered per point (the weights' n rows), then applied to its base position by a second
+    einsum: two chained contractions and a gather of n rows, each of the point's bones."""
+    t_rot, t_t = bone_transforms(np_, theta, model)
+    weights = np_.asarray(model["weights"])[correspondences]  # (n, B)
+    blended = np_.einsum("nb,bij->nij", weights, t_rot)  # (n, 3, 3)
+    skinned = np_.einsum("nij,nj->ni", blended, np_.asarray(model["base_positions"])[correspondences])
+    skinned = skinned + weights @ t_t
+    posed = skinned @ np_.transpose(angle_axis_to_rotation_matrix(np_, theta[0:3])) + theta[3:6]
+    return points - posed
+
+
+def hand_objective_gathered(np_, theta, model, correspondences, points):
+    """hand_objective with the skinning as two chained einsums over the vertices and the
+    residuals gathered from the flat (3V,) posed vertices by an index of 3n elements."""
+    t_rot, t_t = bone_transforms(np_, theta, model)
+    blended = np_.einsum("vb,bij->vij", model["weights"], t_rot)  # (V, 3, 3)
+    skinned = np_.einsum("vij,vj->vi", blended, model["base_positions"]) + model["weights"] @ t_t
+    posed = skinned @ np_.transpose(angle_axis_to_rotation_matrix(np_, theta[0:3])) + theta[3:6]
+    flat_index = 3 * correspondences[:, None] + np.arange(3)  # (n, 3) into the flat (3V,)
+    return points - np_.reshape(posed, (-1,))[flat_index]
+
+
+FORMS = {"einsum3": hand_objective, "chained": hand_objective_chained, "gathered": hand_objective_gathered}
 
 
 def _bone_offsets():

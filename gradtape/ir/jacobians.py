@@ -2,6 +2,8 @@
 
     jacfwd_function(f, wrt)        JVPs over the standard basis, batched (vmap)
     jacrev_function(f, wrt)        VJPs over the standard basis, batched (vmap)
+    optimize_jacobian(fn)          the optimizer, then the passes for batched tangents
+    jacobian_mode(n_in, n_out)     "fwd" or "rev": the mode with fewer directions
 
 Both return a Function of f's inputs giving every block d out_j / d in_k,
 of shape out_j.shape + in_k.shape (JAX's layout), j-major: (out 0, in 0),
@@ -25,10 +27,44 @@ from . import ops
 from .adjoint import vjp
 from .batching import vmap
 from .builder import Builder, Sym
+from .contract_chains import reorder_contractions
 from .core import Function, Literal, Var
+from .diagonal_seed import fold_diagonal_seeds
+from .gather_layout import gather_before_transpose
 from .inline import inline
+from .optimize import optimize
 from .passes import dce, select_outputs
 from .tangent import jvp
+
+
+def jacobian_mode(n_inputs: int, n_outputs: int) -> str:
+    """The mode `jacobian(f)` (mode "auto") and a tape's `jacobian` use: "fwd" or "rev".
+
+    Forward mode computes one JVP per input element and reverse mode one VJP
+    per output element, all batched in one call, so the cheaper mode is the
+    one with fewer directions: forward mode when the differentiated inputs
+    have no more elements than the outputs (ties go forward: a JVP keeps no
+    residuals), else reverse mode.
+
+    Example::
+
+        >>> jacobian_mode(26, 3 * 12800)   # 26 parameters, 38,400 residuals
+        'fwd'
+        >>> jacobian_mode(1000, 10)
+        'rev'
+    """
+    return "fwd" if n_inputs <= n_outputs else "rev"
+
+
+def optimize_jacobian(fn: Function) -> Function:
+    """`optimize`, then the passes for what batching a Jacobian's tangents makes: products
+    with the seed scaled by an elementwise derivative, diag(v), made products with v
+    (diagonal_seed.py); chains of contractions in their cheapest order (batching the JVP of
+    einsum(einsum(a, b), c) puts the basis through both products, where contracting a with c
+    first is often far cheaper: contract_chains.py); and a large gather whose result is
+    transposed to put the basis last made from the transposed operand (gather_layout.py).
+    Only the rounding of re-associated sums changes."""
+    return dce(gather_before_transpose(reorder_contractions(fold_diagonal_seeds(optimize(fn)))))
 
 
 def _size(ty) -> int:

@@ -32,6 +32,33 @@ def dce(fn: Function) -> Function:
     return Function(fn.invars, kept, fn.outvars)
 
 
+def use_counts(fn: Function) -> dict:
+    """Var -> how many equation inputs read it; a Function output counts twice (so that a
+    pass fusing single-use values never fuses one away)."""
+    uses = {}
+    for eqn in fn.eqns:
+        for a in eqn.inputs:
+            if type(a) is Var:
+                uses[a] = uses.get(a, 0) + 1
+    for v in fn.outvars:
+        if type(v) is Var:
+            uses[v] = uses.get(v, 0) + 2
+    return uses
+
+
+def splice(fn: Function, replaced: dict, dropped: set) -> Function:
+    """fn with the equation defining each key of `replaced` (a one-output equation) replaced
+    by that list of equations, and the equations defining the Vars in `dropped` removed."""
+    eqns = []
+    for eqn in fn.eqns:
+        out = eqn.outvars[0] if len(eqn.outvars) == 1 else None
+        if out in replaced:
+            eqns.extend(replaced[out])
+        elif out not in dropped:
+            eqns.append(eqn)
+    return Function(fn.invars, eqns, fn.outvars)
+
+
 def select_outputs(fn: Function, indices) -> Function:
     """Keep only the outputs at `indices` (then DCE)."""
     return dce(Function(fn.invars, fn.eqns, [fn.outvars[i] for i in indices]))

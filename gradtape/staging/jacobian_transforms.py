@@ -10,14 +10,18 @@ are the blocks `out.shape + in.shape`.
 """
 from __future__ import annotations
 
+import logging
 import math
 
 from .. import ir
 from ..ir.inline import inline
+from ..ir.jacobians import jacobian_mode, optimize_jacobian
 from ..ir.optimize import optimize
 from ..tracer import tree
 from .derivative_functions import gradient_function, jacfwd_function, jacrev_function
 from .program import Program
+
+logger = logging.getLogger("gradtape")
 
 
 def _wrt(sig, argnums) -> list:
@@ -64,8 +68,9 @@ def _block_skeleton(out_skeleton, args, sig, argnums, single):
 class Jacobian:
     """The full Jacobian w.r.t. `argnums` by forward mode, reverse mode, or the cheaper one.
 
-    mode "auto" picks forward mode when the differentiated inputs have no
-    more elements than the outputs (one JVP per input element), else reverse.
+    mode "auto" picks by `jacobian_mode`: forward mode when the differentiated
+    inputs have no more elements than the outputs (one JVP per input element),
+    else reverse; the choice is logged (INFO, the `gradtape` logger).
     """
 
     def __init__(self, argnums, mode: str, holomorphic: bool = False):
@@ -93,10 +98,12 @@ class Jacobian:
         if mode == "auto":
             n_in = sum(math.prod(fn.invars[i].type.shape) for i in wrt)
             n_out = sum(math.prod(v.type.shape) for v in fn.outvars)
-            mode = "fwd" if n_in <= n_out else "rev"
+            mode = jacobian_mode(n_in, n_out)
+            logger.info("jacobian(%s): %s mode (%d input elements, %d output elements)",
+                        fname, "forward" if mode == "fwd" else "reverse", n_in, n_out)
         jac = (jacfwd_function if mode == "fwd" else jacrev_function)(fn, wrt)
         skeleton = _block_skeleton(traced.out_skeleton, args, sig, self.argnums, self.single)
-        return Program(optimize(jac), skeleton, traced.captured)
+        return Program(optimize_jacobian(jac), skeleton, traced.captured)
 
 
 class Hessian:
@@ -120,7 +127,7 @@ class Hessian:
         hess = jacfwd_function(grads, wrt)
         grads_skeleton = _block_skeleton(None, args, sig, self.argnums, self.single)
         skeleton = _block_skeleton(grads_skeleton, args, sig, self.argnums, self.single)
-        return Program(optimize(hess), skeleton, traced.captured)
+        return Program(optimize_jacobian(hess), skeleton, traced.captured)
 
 
 class Hvp:

@@ -21,8 +21,7 @@ import math
 
 from .. import ir
 from ..ir.inline import inline
-from ..ir.jacobians import jacfwd_function, jacrev_function
-from ..ir.optimize import optimize
+from ..ir.jacobians import jacfwd_function, jacobian_mode, jacrev_function, optimize_jacobian
 from . import backward_cache, tape_stack
 from .backward import Question, RecordedProgram
 from .backward_plan import BackwardPlan
@@ -57,14 +56,15 @@ class JacobianParts:
         outs = []
         if live:
             n_in = sum(math.prod(fn.invars[i].type.shape) for i in live)
-            build = jacfwd_function if n_in <= math.prod(target.type.shape) else jacrev_function
+            fwd = jacobian_mode(n_in, math.prod(target.type.shape)) == "fwd"
+            build = jacfwd_function if fwd else jacrev_function
             outs = inline(build(fn, live), b, invars)
         # Outputs are numbered among the live Vars: plan indexes wrt, so renumber.
         number = {k: n for n, k in enumerate(k for k, c in enumerate(connected) if c)}
         self.plan = [[number[k] for k in ks] for ks in self.plan]
         outs += inline(fn, b, invars)
         self.value_positions = (position,)
-        self.fn = optimize(ir.Function(invars, b.eqns, outs))
+        self.fn = optimize_jacobian(ir.Function(invars, b.eqns, outs))
 
 
 def jacobian_for(rec: Recording, target, sources):
