@@ -16,10 +16,10 @@ runs on gradtape tensors unchanged, and differentiates:
 
 Every function is gradtape's own where gradtape has it (so it records on
 tapes and stages); the standard's other names and signatures are adapted
-in _functions.py, linalg.py, _creation.py and _dtypes.py. What it does not
-have: complex dtypes and the fft extension (gradtape computes with complex
-numbers since issue 28, docs/complex.md, but this namespace has not been
-checked against the suite's complex and fft tests yet), in-place updates (tensors are immutable: `x.at[i].set(v)`), and
+in _functions.py, linalg.py, fft.py, _creation.py and _dtypes.py. Complex
+dtypes and the fft extension follow gradtape's complex numbers
+(docs/complex.md: asinh of complex input is refused). What it does not
+have: in-place updates (tensors are immutable: `x.at[i].set(v)`), and
 `copy=False` where a copy is needed (refused).
 docs/numpy.md gives the conformance suite's pass rate and how to rerun it.
 """
@@ -29,6 +29,7 @@ import math as _math
 
 from .. import functions as _gt
 from . import _tensor_methods  # noqa: F401  (x.__array_namespace__(), x.device, x.mT)
+from . import fft  # noqa: F401  (the fft extension)
 from . import linalg  # noqa: F401  (the linalg extension)
 from ._creation import (  # noqa: F401
     arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace, meshgrid, ones, ones_like,

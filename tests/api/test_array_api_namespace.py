@@ -128,3 +128,27 @@ def test_dlpack_exports_the_value():
         with pytest.raises(ValueError):
             exported[...] = -1.0
     np.testing.assert_array_equal(t.numpy(), X)
+
+
+@pytest.mark.parametrize("name, x, kwargs", [
+    ("fft", np.arange(6.0) - 2.5 + 1j * np.cos(np.arange(6.0)), {"n": 8}),
+    ("ifft", np.arange(5.0) + 0.5j, {"norm": "ortho"}),
+    ("rfft", np.sin(np.arange(7.0)), {}),
+    ("irfft", np.arange(4.0) + 1j, {"n": 6}),
+    ("hfft", np.arange(4.0) - 1j, {}),
+    ("ihfft", np.cos(np.arange(6.0)), {"norm": "forward"}),
+    ("fftn", np.arange(12.0).reshape(3, 4) * (1 + 0.5j), {"axes": (0, 1)}),
+    ("rfftn", np.arange(12.0).reshape(3, 4), {"s": (3, 6), "axes": (0, 1)}),
+    ("fftshift", np.arange(7.0), {}),
+    ("ifftshift", np.arange(12.0).reshape(3, 4), {"axes": (1,)}),
+])
+def test_the_fft_extension_matches_numpy(name, x, kwargs):
+    got = getattr(xp.fft, name)(xp.asarray(x), **kwargs)
+    np.testing.assert_allclose(np.asarray(got), getattr(np.fft, name)(x, **kwargs), rtol=1e-13, atol=1e-12)
+
+
+def test_fft_frequencies_take_the_standards_dtype():
+    np.testing.assert_allclose(np.asarray(xp.fft.fftfreq(5, d=0.5)), np.fft.fftfreq(5, d=0.5))
+    f = xp.fft.rfftfreq(8, dtype=xp.float32)
+    assert f.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(f), np.fft.rfftfreq(8).astype(np.float32))
