@@ -238,7 +238,7 @@ def render(rows=None) -> str:
         "`tools/numpy_coverage_upstream.tsv`, made by `tools/numpy_coverage_upstream.py` from JAX's",
         "namespaces (each function probed with `jax.grad`) and autograd's. Rows marked (complex) are",
         "a function's complex case (complex inputs or results upstream), probed with complex tensors",
-        "(docs/complex.md); `numpy.fft`'s rows count as unsupported until gradtape has the FFT.",
+        "(docs/complex.md), and `numpy.fft`'s rows with complex tensors too.",
         "The status comes from running one example call on tensors under a `GradientTape`:",
         "",
         "- **differentiable**: a float (real or complex) result with a gradient;",
