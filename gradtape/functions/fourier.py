@@ -26,6 +26,7 @@ from ..tracer.numpy_dispatch import implements
 from . import elementwise as ew
 from ._promote import as_tensor, convert
 from .complex_numbers import conj
+from .linalg import _no_out
 from .rearrange import roll
 from .shape import pad
 
@@ -99,7 +100,8 @@ def _axes_and_lengths(name, x, s, axes) -> tuple:
     return axes, s
 
 
-def _c2c(name, a, s, axes, norm, inverse):
+def _c2c(name, a, s, axes, norm, inverse, out=None):
+    _no_out(name, out)  # NumPy writes into out=; ignoring it would leave the caller's array unwritten
     x = _complex(a)
     axes, s = _axes_and_lengths(name, x, s, axes)
     if len(set(axes)) != len(axes):  # NumPy transforms a repeated axis twice
@@ -112,7 +114,8 @@ def _c2c(name, a, s, axes, norm, inverse):
     return _scaled(out, _scale(norm, math.prod(s), forward=not inverse))
 
 
-def _r2c(name, a, s, axes, norm):
+def _r2c(name, a, s, axes, norm, out=None):
+    _no_out(name, out)
     x = _real(name, a)
     axes, s = _axes_and_lengths(name, x, s, axes)
     for axis, n in zip(axes, s):
@@ -121,7 +124,8 @@ def _r2c(name, a, s, axes, norm):
     return _scaled(out, _scale(norm, math.prod(s), forward=True))
 
 
-def _c2r(name, a, s, axes, norm):
+def _c2r(name, a, s, axes, norm, out=None):
+    _no_out(name, out)
     x = _complex(a)
     if s is None:  # NumPy's default: 2 (m - 1) points from m terms on the last axis
         axes, lengths = _axes_and_lengths(name, x, None, axes)
@@ -142,73 +146,73 @@ def _one_axis(n, axis):
 @implements(np.fft.fft)
 def fft(a, n=None, axis=-1, norm=None, out=None):
     """The discrete Fourier transform along one axis, as numpy.fft.fft."""
-    return _c2c("fft", a, *_one_axis(n, axis), norm, False)
+    return _c2c("fft", a, *_one_axis(n, axis), norm, False, out=out)
 
 
 @implements(np.fft.ifft)
 def ifft(a, n=None, axis=-1, norm=None, out=None):
     """The inverse discrete Fourier transform along one axis, as numpy.fft.ifft."""
-    return _c2c("ifft", a, *_one_axis(n, axis), norm, True)
+    return _c2c("ifft", a, *_one_axis(n, axis), norm, True, out=out)
 
 
 @implements(np.fft.fftn)
 def fftn(a, s=None, axes=None, norm=None, out=None):
     """The n-dimensional discrete Fourier transform, as numpy.fft.fftn."""
-    return _c2c("fftn", a, s, axes, norm, False)
+    return _c2c("fftn", a, s, axes, norm, False, out=out)
 
 
 @implements(np.fft.ifftn)
 def ifftn(a, s=None, axes=None, norm=None, out=None):
     """The n-dimensional inverse discrete Fourier transform, as numpy.fft.ifftn."""
-    return _c2c("ifftn", a, s, axes, norm, True)
+    return _c2c("ifftn", a, s, axes, norm, True, out=out)
 
 
 @implements(np.fft.fft2)
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     """The two-dimensional discrete Fourier transform, as numpy.fft.fft2."""
-    return _c2c("fft2", a, s, axes, norm, False)
+    return _c2c("fft2", a, s, axes, norm, False, out=out)
 
 
 @implements(np.fft.ifft2)
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     """The two-dimensional inverse discrete Fourier transform, as numpy.fft.ifft2."""
-    return _c2c("ifft2", a, s, axes, norm, True)
+    return _c2c("ifft2", a, s, axes, norm, True, out=out)
 
 
 @implements(np.fft.rfft)
 def rfft(a, n=None, axis=-1, norm=None, out=None):
     """The discrete Fourier transform of real input, terms 0 to n // 2, as numpy.fft.rfft."""
-    return _r2c("rfft", a, *_one_axis(n, axis), norm)
+    return _r2c("rfft", a, *_one_axis(n, axis), norm, out=out)
 
 
 @implements(np.fft.rfftn)
 def rfftn(a, s=None, axes=None, norm=None, out=None):
     """The n-dimensional transform of real input, as numpy.fft.rfftn (the last axis halved)."""
-    return _r2c("rfftn", a, s, axes, norm)
+    return _r2c("rfftn", a, s, axes, norm, out=out)
 
 
 @implements(np.fft.rfft2)
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     """The two-dimensional transform of real input, as numpy.fft.rfft2."""
-    return _r2c("rfft2", a, s, axes, norm)
+    return _r2c("rfft2", a, s, axes, norm, out=out)
 
 
 @implements(np.fft.irfft)
 def irfft(a, n=None, axis=-1, norm=None, out=None):
     """The inverse of rfft: n real points (default 2 (m - 1)) from m terms, as numpy.fft.irfft."""
-    return _c2r("irfft", a, *_one_axis(n, axis), norm)
+    return _c2r("irfft", a, *_one_axis(n, axis), norm, out=out)
 
 
 @implements(np.fft.irfftn)
 def irfftn(a, s=None, axes=None, norm=None, out=None):
     """The inverse of rfftn, as numpy.fft.irfftn."""
-    return _c2r("irfftn", a, s, axes, norm)
+    return _c2r("irfftn", a, s, axes, norm, out=out)
 
 
 @implements(np.fft.irfft2)
 def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     """The inverse of rfft2, as numpy.fft.irfft2."""
-    return _c2r("irfft2", a, s, axes, norm)
+    return _c2r("irfft2", a, s, axes, norm, out=out)
 
 
 _SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -218,14 +222,14 @@ _SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward":
 def hfft(a, n=None, axis=-1, norm=None, out=None):
     """The transform of a Hermitian-symmetric signal given by its first half: real, as numpy.fft.hfft."""
     _scale(norm, 1, True)  # a bad norm's error
-    return _c2r("hfft", conj(_complex(a)), *_one_axis(n, axis), _SWAPPED[norm])
+    return _c2r("hfft", conj(_complex(a)), *_one_axis(n, axis), _SWAPPED[norm], out=out)
 
 
 @implements(np.fft.ihfft)
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
     """The inverse of hfft: the half spectrum of real input, as numpy.fft.ihfft."""
     _scale(norm, 1, True)
-    return conj(_r2c("ihfft", a, *_one_axis(n, axis), _SWAPPED[norm]))
+    return conj(_r2c("ihfft", a, *_one_axis(n, axis), _SWAPPED[norm], out=out))
 
 
 @implements(np.fft.fftfreq)

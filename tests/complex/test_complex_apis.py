@@ -212,3 +212,16 @@ def test_jacobians_of_real_bases_refuse_complex_values():
             method(y, z)
     with pytest.raises(TypeError, match="sparse Jacobians are of real arrays"):
         gt.jacobian(lambda a: a * a, sparse=True)(Z)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "fftn", "ifftn", "fft2", "ifft2", "rfft", "rfftn", "rfft2",
+                                  "irfft", "irfftn", "irfft2", "hfft", "ihfft"])
+def test_fft_functions_refuse_out_rather_than_ignore_it(name):
+    # NumPy writes its result into out=; ignoring it would leave the caller's array unwritten.
+    x = gt.constant(np.arange(12.0).reshape(3, 4) + 0.5j)
+    if name.startswith("r"):
+        x = gt.constant(np.arange(12.0).reshape(3, 4))
+    out = np.zeros((3, 4), complex)
+    with pytest.raises(TypeError, match=f"{name}: the out= argument is not supported"):
+        getattr(np.fft, name)(x, out=out)
+    assert not out.any()
