@@ -27,6 +27,12 @@ Rows:
   sum(tanh(x) * x) over 3 values, whose trace and lowering are too short to
   hide all of the worker's start-up.
 
+- `GMM worker`, `GMM in-process`, `LSTM worker`, `LSTM in-process`: the same
+  two for the staged gradients of ADBench's GMM objective (N=1000, K=10,
+  D=8) and LSTM objective (2 layers, 256 characters, a Python loop that
+  the tracer re-rolls), as bench/gmm_objective.py and lstm_objective.py
+  write them. Target (issue 24.1): each worker row within 1.2x.
+
 - `batch loop`: W3's gradient in three epochs of SGD over 12 batches of
   128 and a last batch of 40 (issue 24.2): the first epoch with its two
   compiles, the third, the slowest call of the first epoch after the first
@@ -66,6 +72,10 @@ ROWS = [
     Row("W3 cached", "w3_first_call", {}, "W3 worker", cached=True),
     Row("small worker", "small_first_call", {}, "small in-process"),
     Row("small in-process", "small_first_call", {"GRADTAPE_LLVM_WORKER_AFTER": "-1"}, None),
+    Row("GMM worker", "gmm_first_call", {}, "GMM in-process"),
+    Row("GMM in-process", "gmm_first_call", {"GRADTAPE_LLVM_WORKER_AFTER": "-1"}, None),
+    Row("LSTM worker", "lstm_first_call", {}, "LSTM in-process"),
+    Row("LSTM in-process", "lstm_first_call", {"GRADTAPE_LLVM_WORKER_AFTER": "-1"}, None),
     Row("batch loop", "batch_loop", {}, None),
 ]
 
@@ -93,6 +103,39 @@ def small_first_call(timings: dict):
     t = time.perf_counter()
     g = gt.grad(lambda x: gt.sum(gt.tanh(x) * x))
     g(x)
+    timings["first call"] = (time.perf_counter() - t) * 1e3
+    _compiled(g, timings)
+
+
+def gmm_first_call(timings: dict):
+    """The staged gradient of ADBench's GMM objective (bench/gmm_objective.py: N=1000, K=10,
+    D=8) with respect to its three parameters, first call."""
+    import numpy as np
+
+    import gmm_objective as gmm
+
+    alphas, means, icf, x = gmm.inputs()
+    _first_gradient(timings, lambda a, m, q: gmm.gmm_objective(np, a, m, q, x), (alphas, means, icf))
+
+
+def lstm_first_call(timings: dict):
+    """The staged gradient of ADBench's LSTM objective (bench/lstm_objective.py: 2 layers, hidden
+    16, a Python loop over 256 characters, re-rolled into a scan) with respect to its
+    parameters, first call."""
+    import gradtape as gt
+    import lstm_objective as lstm
+
+    main, extra, state, sequence = lstm.inputs(256)
+    _first_gradient(timings, lambda m, e, s: lstm.lstm_objective(gt, m, e, s, sequence), (main, extra, state))
+
+
+def _first_gradient(timings: dict, objective, params):
+    """Time staging `gt.grad(objective)` with respect to every parameter and its first call."""
+    import gradtape as gt
+
+    t = time.perf_counter()
+    g = gt.grad(objective, argnums=tuple(range(len(params))))
+    g(*params)
     timings["first call"] = (time.perf_counter() - t) * 1e3
     _compiled(g, timings)
 

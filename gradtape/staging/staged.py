@@ -48,6 +48,7 @@ from .. import runtime
 from ..runtime import config as runtime_config
 from ..tracer import signature, tape_stack
 from ..tracer.signature import PY_FLOAT, STATIC, as_array
+from ..ir.copy_gather import gather_copies
 from ..ir.reroll import reroll
 from ..tracer.trace import trace_call
 from . import compile_log, nesting, pickling, tape_calls
@@ -285,8 +286,9 @@ class StagedFunction:
             if traced is None:
                 trace = getattr(self._transform, "trace", trace_call)
                 traced = trace(self._fun, args, sig, self._fname)
-                # Python loops as scans, before any transform differentiates or compiles them.
-                traced.fn = reroll(traced.fn, self._fname)
+                # Python loops as scans, and pieces copied into one tensor as one gather, before
+                # any transform differentiates or compiles them.
+                traced.fn = gather_copies(reroll(traced.fn, self._fname))
                 traces.count += 1
                 if not traced.captured:
                     traces.table[sig.parts] = traced

@@ -30,6 +30,7 @@ import numpy as np
 from .. import ir
 from ..ir.batching import vmap
 from ..ir.inline import substitute_inputs
+from ..ir.copy_gather import gather_copies
 from ..ir.reroll import reroll
 from . import backward_cache, tape_stack
 from .backward_plan import BackwardPlan, gather_gradients, seed_array
@@ -155,8 +156,9 @@ class BackwardParts:
         leaves, eqns, self.taps, source_vars, wrt = (
             program.leaves, program.eqns, program.taps, program.source_vars, program.wrt)
         live_targets = [v for v in self.targets if v is not None]
-        # Python loops recorded step by step become scans before the adjoint is taken (ir/reroll.py).
-        fn = reroll(ir.Function(leaves, eqns, live_targets), "tape backward")
+        # Python loops recorded step by step become scans before the adjoint is taken (ir/reroll.py),
+        # and pieces copied into one tensor one gather (ir/copy_gather.py).
+        fn = gather_copies(reroll(ir.Function(leaves, eqns, live_targets), "tape backward"))
         joint, connected = ir.vjp(fn, [leaves.index(v) for v in wrt])
         n_out = len(live_targets)
         # A plan that recomputes the forward also returns the targets' values, after the
