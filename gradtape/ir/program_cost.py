@@ -72,10 +72,11 @@ class _Unknown(Exception):
 
 
 class _Use:
-    """How a kernel reads a value: `reads` elements, with the value's last axis as the
+    """How kernels read a value: `reads` elements in all, with the value's last axis as the
     kernel's innermost loop or not (`inner`: contiguous, else strided), in vector code or
     in a scalar loop (`scalar`: the kernel's inner loop walks gathered or scattered
-    positions, so nothing in it is vectorized)."""
+    positions, so nothing in it is vectorized). A value's uses are summed by kind, so that
+    values read by several readers through long inlined chains stay four entries at most."""
 
     __slots__ = ("reads", "inner", "scalar")
 
@@ -108,7 +109,7 @@ def _size(atom) -> int:
 
 
 def _cost(fn: Function) -> float:
-    uses: dict = {}  # Var -> [_Use] by the kernels that compute its readers
+    uses: dict = {}  # Var -> {(inner, scalar): _Use} by the kernels that compute its readers
     forced: set = {v for v in fn.outvars if type(v) is Var}  # stored whatever its reads
     total = 0.0
     for eqn in reversed(fn.eqns):
@@ -117,7 +118,7 @@ def _cost(fn: Function) -> float:
             raise _Unknown
         out = eqn.outvars[0]
         size = _size(out)
-        out_uses = uses.pop(out, [])
+        out_uses = list(uses.pop(out, {}).values())
         fusable = op.elementwise or op in _MOVES or op in _LAYOUT
         if not fusable:
             total += WRITE * size + _memory_reads(out_uses, size) + _work(eqn, size)
@@ -140,13 +141,18 @@ def _cost(fn: Function) -> float:
             for a in eqn.inputs:
                 _use(uses, a, _Use(u.reads, _operand_inner(eqn, a, u.inner), scalar))
     for v in fn.invars:
-        total += _memory_reads(uses.pop(v, []), _size(v))
+        total += _memory_reads(uses.pop(v, {}).values(), _size(v))
     return total
 
 
 def _use(uses: dict, atom, use: _Use):
     if type(atom) is Var:
-        uses.setdefault(atom, []).append(use)
+        kinds = uses.setdefault(atom, {})
+        known = kinds.get((use.inner, use.scalar))
+        if known is None:
+            kinds[(use.inner, use.scalar)] = use
+        else:
+            known.reads += use.reads
 
 
 def _memory_reads(value_uses, size: int) -> float:
