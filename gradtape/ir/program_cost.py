@@ -34,7 +34,8 @@ elements, not a million).
 A kernel runs as a scalar loop when its innermost loop walks gathered
 positions (a gather along its operand's last axis, read along the
 kernel's rows: codegen cannot vectorize the indexed loads) or inside a
-scatter_add; every op computed in it then costs the scalar weights.
+scatter_add; the gather (the scatter) and every op computed for its
+operands then cost the scalar weights.
 
 Loops, conditionals, calls and sizes known only at run time make the
 estimate None.
