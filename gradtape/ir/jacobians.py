@@ -30,6 +30,7 @@ from .batching import vmap
 from .builder import Builder, Sym
 from .contract_chains import reorder_contractions
 from .core import Function, Literal, Var
+from .errors import MissingRuleError
 from .diagonal_seed import fold_diagonal_seeds
 from .gather_layout import gather_before_transpose
 from .inline import inline
@@ -101,16 +102,26 @@ def choose_jacobian(fn: Function, wrt, band: int = MODE_BAND) -> ModeChoice:
     n_in = sum(_size(fn.invars[i].type) for i in wrt)
     n_out = sum(_size(v.type) for v in fn.outvars)
     rule = jacobian_mode(n_in, n_out)
-    if not (n_in * band > n_out and n_out * band > n_in):
+    if not (n_in * band > n_out and n_out * band > n_in) or any(_keeps_code(e.op) for e in fn.eqns):
         return ModeChoice(rule)
-    programs = {mode: optimize_jacobian(build(fn, wrt))
-                for mode, build in (("fwd", jacfwd_function), ("rev", jacrev_function))}
+    other = "rev" if rule == "fwd" else "fwd"
+    builders = {"fwd": jacfwd_function, "rev": jacrev_function}
+    programs = {rule: optimize_jacobian(builders[rule](fn, wrt))}
+    try:
+        programs[other] = optimize_jacobian(builders[other](fn, wrt))
+    except (MissingRuleError, NotImplementedError):  # an op without the other mode's rule
+        return ModeChoice(rule, program=programs[rule])
     costs = {mode: program_cost(p) for mode, p in programs.items()}
     mode = rule
-    other = "rev" if rule == "fwd" else "fwd"
     if None not in costs.values() and costs[other] * MODE_MARGIN < costs[rule]:
         mode = other
     return ModeChoice(mode, costs["fwd"], costs["rev"], programs[mode])
+
+
+def _keeps_code(op) -> bool:
+    """A loop or conditional (its body stays a sub-Function: the cost model cannot tell
+    its cost, so neither program is estimated, and the second is not built)."""
+    return op.runs_code and not op.applies_fn
 
 
 def optimize_jacobian(fn: Function) -> Function:

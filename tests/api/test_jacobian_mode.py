@@ -164,3 +164,19 @@ def test_the_tapes_jacobian_follows_the_cost_model():
              if type(p).__name__ == "BackwardPlan" and p.fn.outvars and p.unit_seeds
              and any(getattr(v, "type", None) is not None and v.type.shape == (60, 600) for v in p.fn.outvars)]
     assert plans and all("scatter_add" not in str(p.fn) and "gather" in str(p.fn) for p in plans)
+
+
+def test_loops_keep_the_rule_without_building_the_other_program():
+    def f(x):  # 4 outputs of 8 inputs through a while loop: its cost is not estimated
+        return gt.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, gt.sin(c[1]) * 1.5), (0, x))[1][:4]
+
+    def f_np(x):
+        for _ in range(3):
+            x = np.sin(x) * 1.5
+        return x[:4]
+
+    x = np.linspace(0.1, 1.0, 8)
+    choice = choose_jacobian(gt.make_ir(f, x), [0])
+    assert (choice.mode, choice.fwd_cost, choice.rev_cost, choice.program) == ("rev", None, None, None)
+    got = np.asarray(gt.jacobian(f)(x))
+    np.testing.assert_allclose(got, _central_differences(f_np, x), rtol=1e-6, atol=1e-8)
