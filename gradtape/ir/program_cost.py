@@ -18,7 +18,7 @@ of), and what dominates them is memory traffic, not arithmetic:
     gathered / moved element (gather, pad, concatenate)             0.25
     transposed, reshaped, broadcast or sliced element               0
     the same in a scalar loop: cheap op, other op, gathered        1, 6, 1
-    update added by a scatter_add (a scalar read-modify-write)      4
+    update added by a scatter_add (a scalar read-modify-write)      5
     multiply-add of a contraction (BLAS)                            0.15
     element reduced                                                 0.25
 
@@ -56,7 +56,7 @@ COSTLY = 4.0
 MOVE = 0.25
 SCALAR_CHEAP = 1.0
 SCALAR_COSTLY = 6.0
-SCATTER_UPDATE = 4.0
+SCATTER_UPDATE = 5.0
 MULTIPLY_ADD = 0.15
 REDUCED = 0.25
 CACHED = 4096  # elements of a value read across its rows without a miss each (32 KB of f64)
