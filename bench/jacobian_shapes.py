@@ -18,7 +18,8 @@ Columns: the NumPy objective's time, then x that time for gradtape's
 `jacobian` (auto), `jacfwd` and `jacrev` and, with JAX, `jax.jit` of
 `jax.jacfwd` and `jax.jacrev`; then `auto/best gt` (auto over the faster of
 gradtape's two modes: 1.00x when auto picked the faster one), `auto/jax`
-(auto over the faster of JAX's two) and the mode auto picked. Every Jacobian
+(auto over the faster of JAX's two) and the mode auto picked (by its
+cost model when the shape is within a factor 32 of square: ir/jacobians.py). Every Jacobian
 is checked against the analytic one before timing.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
 from _timing import fmt, interleaved_best  # noqa: E402
 from adbench_like import gt, jax, jnp  # noqa: E402  (gradtape; JAX in 64 bits, or None)
-from gradtape.staging.jacobian_transforms import jacobian_mode  # noqa: E402
+from gradtape.ir.jacobians import choose_jacobian  # noqa: E402
 
 SHAPES = {  # (outputs, inputs)
     "full": [(10, 1000), (100, 1000), (300, 300), (1000, 100), (10000, 10)],
@@ -113,7 +114,7 @@ def run(case, m, n, rounds, check_only=False):
     line += f" {t['auto'] / min(t.get('fwd', np.inf), t.get('rev', np.inf)):11.2f}x"
     if jax is not None:
         line += f" {t['auto'] / min(t.get('jax fwd', np.inf), t.get('jax rev', np.inf)):8.2f}x"
-    line += f"  {jacobian_mode(n, m)}"
+    line += f"  {choose_jacobian(gt.make_ir(lambda x: f(gt, x), x), [0]).mode}"
     print(line, flush=True)
     return t
 

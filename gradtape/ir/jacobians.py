@@ -4,6 +4,7 @@
     jacrev_function(f, wrt)        VJPs over the standard basis, batched (vmap)
     optimize_jacobian(fn)          the optimizer, then the passes for batched tangents
     jacobian_mode(n_in, n_out)     "fwd" or "rev": the mode with fewer directions
+    choose_jacobian(fn, wrt)       the mode whose optimized program costs less (ir/program_cost.py)
 
 Both return a Function of f's inputs giving every block d out_j / d in_k,
 of shape out_j.shape + in_k.shape (JAX's layout), j-major: (out 0, in 0),
@@ -29,11 +30,13 @@ from .batching import vmap
 from .builder import Builder, Sym
 from .contract_chains import reorder_contractions
 from .core import Function, Literal, Var
+from .errors import MissingRuleError
 from .diagonal_seed import fold_diagonal_seeds
 from .gather_layout import gather_before_transpose
 from .inline import inline
 from .optimize import optimize
 from .passes import dce, select_outputs
+from .program_cost import program_cost
 from .tangent import jvp
 
 
@@ -54,6 +57,71 @@ def jacobian_mode(n_inputs: int, n_outputs: int) -> str:
         'rev'
     """
     return "fwd" if n_inputs <= n_outputs else "rev"
+
+
+MODE_BAND = 32  # estimate both modes only when the directions differ by less than this factor
+MODE_MARGIN = 1.1  # an estimate must beat the rule's mode by this factor to overturn it
+
+
+class ModeChoice:
+    """What `choose_jacobian` decided: `mode` ("fwd" or "rev"), each mode's estimated cost
+    (None when not estimated: a shape ratio outside the band, or a program the cost model
+    cannot tell), and `program`, the chosen mode's optimized Jacobian when it was built."""
+
+    def __init__(self, mode, fwd_cost=None, rev_cost=None, program=None):
+        self.mode, self.fwd_cost, self.rev_cost, self.program = mode, fwd_cost, rev_cost, program
+
+    def describe(self) -> str:
+        if self.fwd_cost is None or self.rev_cost is None:
+            return "by the number of directions"
+        return f"estimated cost forward {self.fwd_cost:,.0f}, reverse {self.rev_cost:,.0f}"
+
+
+def choose_jacobian(fn: Function, wrt, band: int = MODE_BAND) -> ModeChoice:
+    """The mode of fn's Jacobian w.r.t. `wrt` (invar positions) that costs less to run.
+
+    When the directions of the two modes (input elements for forward, output
+    elements for reverse) differ by less than a factor `band`, both programs
+    are built and optimized and their costs estimated (ir/program_cost.py):
+    the cheaper one is chosen when it costs less than the other by a factor
+    MODE_MARGIN; nearer estimates (within the model's error) and programs
+    the model cannot tell go by `jacobian_mode`. Outside the band the rule's
+    choice stands unestimated (building a program of a thousand times more
+    directions only to reject it would cost trace time for nothing).
+
+    Example::
+
+        >>> import numpy as np, gradtape as gt
+        >>> i, j = np.arange(100) * 7 % 1000, np.arange(100) * 3   # 100 outputs, 2 inputs each
+        >>> fn = gt.make_ir(lambda x: gt.tanh(x[i] * 2.0 + x[j]), np.ones(1000))
+        >>> choice = choose_jacobian(fn, [0])   # reverse mode would scatter-add into 1,000 columns
+        >>> jacobian_mode(1000, 100), choice.mode, choice.fwd_cost < choice.rev_cost / 2
+        ('rev', 'fwd', True)
+    """
+    wrt = list(wrt)
+    n_in = sum(_size(fn.invars[i].type) for i in wrt)
+    n_out = sum(_size(v.type) for v in fn.outvars)
+    rule = jacobian_mode(n_in, n_out)
+    if not (n_in * band > n_out and n_out * band > n_in) or any(_keeps_code(e.op) for e in fn.eqns):
+        return ModeChoice(rule)
+    other = "rev" if rule == "fwd" else "fwd"
+    builders = {"fwd": jacfwd_function, "rev": jacrev_function}
+    programs = {rule: optimize_jacobian(builders[rule](fn, wrt))}
+    try:
+        programs[other] = optimize_jacobian(builders[other](fn, wrt))
+    except (MissingRuleError, NotImplementedError):  # an op without the other mode's rule
+        return ModeChoice(rule, program=programs[rule])
+    costs = {mode: program_cost(p) for mode, p in programs.items()}
+    mode = rule
+    if None not in costs.values() and costs[other] * MODE_MARGIN < costs[rule]:
+        mode = other
+    return ModeChoice(mode, costs["fwd"], costs["rev"], programs[mode])
+
+
+def _keeps_code(op) -> bool:
+    """A loop or conditional (its body stays a sub-Function: the cost model cannot tell
+    its cost, so neither program is estimated, and the second is not built)."""
+    return op.runs_code and not op.applies_fn
 
 
 def optimize_jacobian(fn: Function) -> Function:

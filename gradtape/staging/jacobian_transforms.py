@@ -15,7 +15,7 @@ import math
 
 from .. import ir
 from ..ir.inline import inline
-from ..ir.jacobians import jacobian_mode, optimize_jacobian
+from ..ir.jacobians import choose_jacobian, jacobian_mode, optimize_jacobian  # noqa: F401 (jacobian_mode: the rule, public here)
 from ..ir.optimize import optimize
 from ..tracer import tree
 from .derivative_functions import gradient_function, jacfwd_function, jacrev_function
@@ -68,9 +68,12 @@ def _block_skeleton(out_skeleton, args, sig, argnums, single):
 class Jacobian:
     """The full Jacobian w.r.t. `argnums` by forward mode, reverse mode, or the cheaper one.
 
-    mode "auto" picks by `jacobian_mode`: forward mode when the differentiated
-    inputs have no more elements than the outputs (one JVP per input element),
-    else reverse; the choice is logged (INFO, the `gradtape` logger).
+    mode "auto" picks by `choose_jacobian` (ir/jacobians.py): when the two modes'
+    numbers of directions are within a factor 32 of each other, it builds both
+    programs and takes the one whose estimated cost (ir/program_cost.py) is
+    lower by 10%; else, and on near ties, the mode with fewer directions
+    (`jacobian_mode`). The choice and the estimates are logged (INFO, the
+    `gradtape` logger).
     """
 
     def __init__(self, argnums, mode: str, holomorphic: bool = False):
@@ -94,15 +97,20 @@ class Jacobian:
             if v.type.is_complex != self.holomorphic:
                 raise TypeError(_complex_refusal(self.name, fname, f"output {k}", v.type, self.holomorphic))
         wrt = _wrt(sig, self.argnums)
-        mode = self.mode
-        if mode == "auto":
+        skeleton = _block_skeleton(traced.out_skeleton, args, sig, self.argnums, self.single)
+        if self.mode == "auto":
+            choice = choose_jacobian(fn, wrt)
             n_in = sum(math.prod(fn.invars[i].type.shape) for i in wrt)
             n_out = sum(math.prod(v.type.shape) for v in fn.outvars)
-            mode = jacobian_mode(n_in, n_out)
-            logger.info("jacobian(%s): %s mode (%d input elements, %d output elements)",
-                        fname, "forward" if mode == "fwd" else "reverse", n_in, n_out)
+            logger.info("jacobian(%s): %s mode (%d input elements, %d output elements; %s)",
+                        fname, "forward" if choice.mode == "fwd" else "reverse", n_in, n_out,
+                        choice.describe())
+            if choice.program is not None:
+                return Program(choice.program, skeleton, traced.captured)
+            mode = choice.mode
+        else:
+            mode = self.mode
         jac = (jacfwd_function if mode == "fwd" else jacrev_function)(fn, wrt)
-        skeleton = _block_skeleton(traced.out_skeleton, args, sig, self.argnums, self.single)
         return Program(optimize_jacobian(jac), skeleton, traced.captured)
 
 

@@ -5,8 +5,9 @@ When no tape is recording, `jacobian_for` answers with a `BackwardPlan`
 whose Function computes, from the recording's leaves, the forward and every
 block `target.shape + source.shape` by the cheaper mode, as
 `gradtape.jacobian` does (ir/jacobians.py): forward mode (JVPs over the
-standard basis, batched) when the sources have no more elements than the
-target, else reverse mode. The basis is made by equations, so the optimizer
+standard basis, batched) or reverse mode, whichever `choose_jacobian`
+estimates cheaper (by the number of directions when the shapes are far
+from square). The basis is made by equations, so the optimizer
 folds the products with the identity away: a Jacobian of `tanh(W @ x)`
 costs about what its formula costs, not a matrix product with the identity.
 
@@ -17,11 +18,9 @@ pending target takes (deferred.py).
 """
 from __future__ import annotations
 
-import math
-
 from .. import ir
 from ..ir.inline import inline
-from ..ir.jacobians import jacfwd_function, jacobian_mode, jacrev_function, optimize_jacobian
+from ..ir.jacobians import choose_jacobian, jacfwd_function, jacrev_function, optimize_jacobian
 from . import backward_cache, tape_stack
 from .backward import Question, RecordedProgram
 from .backward_plan import BackwardPlan
@@ -55,10 +54,11 @@ class JacobianParts:
         invars = [ir.Var(v.type) for v in fn.invars]
         outs = []
         if live:
-            n_in = sum(math.prod(fn.invars[i].type.shape) for i in live)
-            fwd = jacobian_mode(n_in, math.prod(target.type.shape)) == "fwd"
-            build = jacfwd_function if fwd else jacrev_function
-            outs = inline(build(fn, live), b, invars)
+            choice = choose_jacobian(fn, live)
+            jac = choice.program
+            if jac is None:
+                jac = (jacfwd_function if choice.mode == "fwd" else jacrev_function)(fn, live)
+            outs = inline(jac, b, invars)
         # Outputs are numbered among the live Vars: plan indexes wrt, so renumber.
         number = {k: n for n, k in enumerate(k for k, c in enumerate(connected) if c)}
         self.plan = [[number[k] for k in ks] for ks in self.plan]
