@@ -37,7 +37,9 @@ registered with llvm.add_symbol, never constants baked into the IR.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -389,6 +391,50 @@ def _wrapper_addresses() -> dict:
                 _compiled.update({s: code.address(s) for s in (NEW_SYMBOL, INTO_SYMBOL)})
                 _compiled["code"], _compiled["timings"] = code, timings
     return _compiled
+
+
+_preparing = None  # the thread prepare_in_background started, if any
+
+
+def prepare_in_background():
+    """Compile (or load from the disk cache) the shared call wrappers in a thread, now.
+
+    The first compile of a process needs them after its kernel (about 70 ms of
+    LLVM on an empty cache, a fifth of W3's first call). Called when a compile
+    is likely (the first staged function, a tape's plan that will compile), so
+    that they build while the caller traces and lowers; the compile that needs
+    them waits only for what is left (the `entry` stage). Returns at once.
+    """
+    global _preparing
+    if _compiled or _preparing is not None or not config.fast_call or numpy_abi.LAYOUT is None:
+        return
+    _preparing = threading.Thread(target=_prepare, name="gradtape-call-wrappers", daemon=True)
+    _preparing.start()
+
+
+def _prepare():
+    try:
+        _wrapper_addresses()
+    except Exception:  # noqa: BLE001  (the call that needs them compiles them again and raises)
+        pass
+
+
+def _join_at_exit():
+    """Let a background compile finish before the interpreter (and LLVM's statics) go away."""
+    if _preparing is not None:
+        _preparing.join(timeout=10)
+
+
+def _after_fork_in_child():
+    """A fork made while the thread compiled: the child compiles its own (the lock may be held)."""
+    global _compile_lock, _preparing
+    _compile_lock = threading.Lock()
+    _preparing = None
+
+
+atexit.register(_join_at_exit)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _disk_name() -> str | None:

@@ -178,7 +178,13 @@ def _worker_wanted(machine) -> bool:
 
 def _compile_in_worker(kernel_ir, timings, label, level, vectorize):
     """(object, declared names) from the worker process, or None when there is no usable worker."""
+    t = time.perf_counter()
     with llvm_worker.lock():
+        # Another thread's compile holds the worker (the call wrappers, fastcall.prepare_in_background):
+        # waiting for it is waiting for LLVM's worker, as its start-up is.
+        waited = time.perf_counter() - t
+        if waited > 1e-4:
+            timings["worker_wait"] = timings.get("worker_wait", 0.0) + waited
         worker = llvm_worker.shared(target.identity(), timings)
         if worker is None:
             return None

@@ -130,9 +130,10 @@ class ServedFunction:
             # A compile is coming (a tape's backward plan compiles at its compile_after-th run):
             # LLVM's worker process starts now, in the background, not when the compile needs it.
             # (llvm_worker.py loads subprocess: with the first ServedFunction, not with this module.)
-            from . import llvm_worker
+            from . import fastcall, llvm_worker
 
             llvm_worker.prestart()
+            fastcall.prepare_in_background()
 
     def __call__(self, *args) -> list:
         """Outputs of the Function on `args` (arrays), by whatever runs it now (see `runner`)."""

@@ -68,13 +68,15 @@ codegen = None  # gradtape.codegen (its CODEGEN_VERSION keys the programs): load
 def _expect_compiles():
     """A staged function exists: it will most likely compile. Load the code generator's version and
     start LLVM's worker process now, in the background, so that its start-up overlaps tracing and
-    lowering instead of adding to the first compile (runtime/llvm_worker.py)."""
+    lowering instead of adding to the first compile (runtime/llvm_worker.py), and the call
+    wrappers every compiled function needs (runtime/fastcall.py)."""
     global codegen
     if codegen is None:
         from .. import codegen as loaded
 
         codegen = loaded
     runtime.llvm_worker.prestart()
+    runtime.fastcall.prepare_in_background()
 
 
 def clear_all_caches():
