@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-MAX_RADIX = 31  # odd primes up to this are unrolled butterflies (p^2 / 2 products each)
+MAX_RADIX = 13  # odd primes up to this are unrolled butterflies (p^2 / 2 products each; 31 compiles 5 s)
 
 
 def prime_factors(n: int) -> list:

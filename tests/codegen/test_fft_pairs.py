@@ -20,8 +20,8 @@ from gradtape.runtime import compile_function
 DTYPES = (np.float64, np.float32)
 SMALL = [list(range(1 + 16 * i, 17 + 16 * i)) for i in range(4)]  # every n in 1..64, 16 per Function
 LARGE = [
-    [96, 100, 243, 3 * 5 * 7 * 11, 13 * 17 * 19, 23 * 29, 31 * 31],  # odd radices, direct
-    [257, 1009, 4099, 37 * 41, 2 * 37, 3 * 67],  # prime factors above MAX_RADIX: Bluestein
+    [96, 100, 243, 625, 3 * 5 * 7 * 11, 4 * 7 * 11 * 13, 2 * 13 * 13],  # odd radices, direct
+    [257, 1009, 4099, 37 * 41, 2 * 37, 13 * 17 * 19, 31 * 31],  # prime factors above 13: Bluestein
     [2 ** k for k in range(7, 17)],
 ]
 ERROR_PER_LOG2N = 4.0  # measured worst: about 1 (float64) and 0.35 (float32) epsilon per log2(n)
@@ -95,8 +95,8 @@ def test_larger_lengths(sizes, dtype):
 def test_the_plans_cover_what_the_tests_claim():
     """The large lengths take the paths their group names: direct or Bluestein."""
     assert all(fft_plan.is_direct(n) for n in LARGE[0] + LARGE[2])
-    assert not any(fft_plan.is_direct(n) for n in LARGE[1])
-    assert {p.radix for n in LARGE[0] for p in fft_plan.plan(n).passes} >= {2, 3, 4, 5, 7, 11, 13, 17, 19, 23, 29, 31}
+    assert not any(fft_plan.is_direct(n) for n in LARGE[1]) and fft_plan.MAX_RADIX == 13
+    assert {p.radix for n in LARGE[0] for p in fft_plan.plan(n).passes} >= {2, 3, 4, 5, 7, 11, 13}
     m = fft_plan.plan(4099).bluestein_m
     assert m >= 2 * 4099 - 1 and set(fft_plan.prime_factors(m)) <= {2, 3, 5}
 
