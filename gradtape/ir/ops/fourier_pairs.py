@@ -25,10 +25,14 @@ opposite direction:
 
 Example::
 
+    >>> from gradtape import ir
     >>> b = ir.Builder()
     >>> x = b.input(ir.TensorType((8,), np.float64))
-    >>> re, im = rfft_pairs(x)          # two (5,) tensors
-    >>> y = irfft_pairs(re, im, 8)      # 8 * x
+    >>> re, im = rfft_pairs(x)
+    >>> re.shape, im.shape
+    ((5,), (5,))
+    >>> irfft_pairs(re, im, 8).shape    # its values: 8 * x
+    (8,)
 """
 from __future__ import annotations
 
