@@ -12,9 +12,9 @@ and unrolled odd-prime butterflies), ping-ponging between `work` and the output 
 last pass writes the output; other lengths run Bluestein's convolution through a smooth
 length. Each function keeps its tables (twiddles, chirps, the rfft post-processing factors)
 in a zero-initialized module global it fills on its first call (a flag read with acquire
-ordering; two threads racing to fill it write the same bits). Angles are computed in float64
-with libm's sin and cos from arguments reduced to exact integer ratios, and rounded once for
-float32.
+ordering; two threads racing to fill it write the same final values, never intermediates).
+Angles are computed in float64 with libm's sin and cos from exact integer ratios, and
+rounded once for float32.
 """
 from __future__ import annotations
 
@@ -330,7 +330,12 @@ def _fill_bluestein(b, module, cx, p, table, inner, work):
             cx.store(kern, b.sub(_i64(m), k), w)
 
     _loop(b, n, place)
-    b.call(inner, [*kern, *_offset(b, table, n), _at(b, work, 2 * m)])
+    # Transformed in scratch, then copied: the table only ever receives its final values (a
+    # thread that finds the flag set may read it while another, racing, fills it again).
+    spectrum = (_at(b, work, 2 * m), _at(b, work, 3 * m))
+    b.call(inner, [*kern, *spectrum, _at(b, work, 4 * m)])
+    kernel = _offset(b, table, n)
+    _loop(b, m, lambda k: cx.store(kernel, k, cx.load(spectrum, k)))
 
 
 def _bluestein(b, cx, p, table, inner, src, dst, work):
