@@ -146,6 +146,9 @@ def test_an_empty_batch_and_bad_operands():
         fp.rfft_pairs(b.input(ir.TensorType((4,), np.int64)))
     with pytest.raises(ShapeError, match="n=9 needs 5 terms"):
         fp.irfft_pairs(x64, x64, 9)
+    empty = b.input(ir.TensorType((3, 0), np.float64))
+    with pytest.raises(ShapeError, match="nonempty last axis"):  # numpy.fft refuses 0 points too
+        fp.rfft_pairs(empty)
 
 
 def test_compiled_ahead_of_time_saved_and_loaded(tmp_path):

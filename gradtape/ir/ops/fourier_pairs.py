@@ -55,8 +55,8 @@ def _require_real(op, *xs: TensorType):
     for x in xs:
         if x.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
             raise DTypeError(f"{op.name}: expected float32 or float64 operands, got {x}")
-        if x.ndim < 1:
-            raise ShapeError(f"{op.name}: expected operands of rank >= 1 (the transform's axis last), got {x}")
+        if x.ndim < 1 or x.shape[-1] == 0:
+            raise ShapeError(f"{op.name}: expected operands with a nonempty last axis (the transform's), got {x}")
     if any(x != xs[0] for x in xs):
         raise ShapeError(f"{op.name}: the real and imaginary parts must have one type, got {', '.join(map(str, xs))}")
 
