@@ -1,6 +1,6 @@
 """The FFT against NumPy's pocketfft and, where installed, JAX, in the same run, as ratios.
 
-    python bench/fft.py [--sizes 1024 ... 1048576 65537] [--rounds 5] [--skip-staged]
+    python bench/fft.py [--sizes 1024 ... 1048576 65537] [--rounds 5] [--skip-staged] [--cpu-time]
     PYTHONPATH=. /work/venvs/jax/bin/python bench/fft.py     # with JAX's columns
 
 Three tables:
@@ -12,7 +12,10 @@ Three tables:
    will produce it: native code calling the FFT kernels (codegen/fft_kernels.py).
 3. kernels: one transform of n points (c2c forward, r2c, c2r) compiled from one pair op,
    against np.fft.fft / rfft / irfft on the same numbers (`c2c` times split-format arrays
-   against NumPy's complex128 array).
+   against NumPy's complex128 array), in CPU time of the calling thread (both run on it alone;
+   tables 1 and 2 are wall-clock times, as gradtape's programs may use worker threads, unless
+   --cpu-time, which needs GRADTAPE_THREADS=1: on a crowded machine the wall clock of a
+   program that waits for a worker thread measures the other processes).
 
 The loss is a spectral low-pass of a signal x of n float64 points: keep the lowest quarter
 of rfft(x)'s frequencies, transform back, and take the energy removed,
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -105,7 +109,7 @@ def _path(f, loss, x) -> str:
     return "native" if fwd.native and runtime.compile_function(joint).native else "interp"
 
 
-def _loss_row(n, x, lowpass, loss, staged_lowpass, staged_loss, rounds):
+def _loss_row(n, x, lowpass, loss, staged_lowpass, staged_loss, rounds, clock):
     """One row of tables 1 and 2: the staged forward and gradient against NumPy and JAX."""
     _, _, hand_gradient = _problem(n)
     forward, gradient = gt.differentiable(staged_lowpass), gt.grad(staged_loss)
@@ -120,7 +124,7 @@ def _loss_row(n, x, lowpass, loss, staged_lowpass, staged_loss, rounds):
     if jax_fns is not None:
         np.testing.assert_allclose(jax_fns[1](x), hand_gradient(x), rtol=1e-9, atol=1e-9)
         fns["jax fwd"], fns["jax grad"] = (lambda: jax_fns[0](x)), (lambda: jax_fns[1](x))
-    best = interleaved_best(fns, rounds=rounds, calls=2 if n >= 100000 else 10)
+    best = interleaved_best(fns, rounds=rounds, calls=2 if n >= 100000 else 10, clock=clock)
     to_jax = (f"{best['fwd'] / best['jax fwd']:>8.2f} {best['grad'] / best['jax grad']:>8.2f}"
               if jax_fns is not None else f"{'-':>8} {'-':>8}")
     path = _path(staged_lowpass, staged_loss, x)
@@ -161,7 +165,9 @@ def _kernel_row(n, rng, rounds):
     fns = {"np c2c": lambda: np.fft.fft(z), "c2c": lambda: c2c(re, im),
            "np r2c": lambda: np.fft.rfft(re), "r2c": lambda: r2c(re, im),
            "np c2r": lambda: np.fft.irfft(spectrum, n), "c2r": lambda: c2r(sre, sim)}
-    best = interleaved_best(fns, rounds=rounds, calls=2 if n >= 100000 else 10)
+    # CPU time of this thread: both sides compute on it alone (one native step calling the kernel
+    # row after row; pocketfft), and the time other processes take on the shared cores is left out.
+    best = interleaved_best(fns, rounds=rounds, calls=2 if n >= 100000 else 10, clock=time.thread_time)
     cells = " ".join(f"{fmt(best['np ' + k]):>10} {best[k] / best['np ' + k]:>6.2f}" for k in ("c2c", "r2c", "c2r"))
     print(f"{n:>8} {cells}", flush=True)
 
@@ -171,11 +177,17 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--skip-staged", action="store_true", help="leave out table 1 (numpy.fft staged)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="tables 1 and 2 in CPU time of this thread too (needs GRADTAPE_THREADS=1; "
+                             "JAX's worker threads, if any, are then not counted)")
     opts = parser.parse_args()
+    if opts.cpu_time and gt.runtime.config.threads != 1:
+        raise SystemExit("--cpu-time measures one thread: run with GRADTAPE_THREADS=1")
+    clock = time.thread_time if opts.cpu_time else time.perf_counter
     print(f"machine busy before timing: {wait_quiet():.0%}")
     jax_note = "" if _jax_functions(8) is not None else " (JAX not installed: its columns are skipped)"
     rng = np.random.default_rng(0)
-    print("\n3. kernels: NumPy's time and the native kernel's ratio to it, float64")
+    print("\n3. kernels: NumPy's time and the native kernel's ratio to it, float64, thread CPU time")
     print(f"{'n':>8} {'np.fft':>10} {'c2c':>6} {'np.rfft':>10} {'r2c':>6} {'np.irfft':>10} {'c2r':>6}")
     for n in opts.sizes:
         _kernel_row(n, rng, opts.rounds)
@@ -188,7 +200,7 @@ def main():
         for n in opts.sizes:
             lowpass, loss, _ = _problem(n)
             staged_lowpass, staged_loss = problem(n)
-            _loss_row(n, rng.standard_normal(n), lowpass, loss, staged_lowpass, staged_loss, opts.rounds)
+            _loss_row(n, rng.standard_normal(n), lowpass, loss, staged_lowpass, staged_loss, opts.rounds, clock)
 
 
 if __name__ == "__main__":
