@@ -41,7 +41,8 @@ busy, so the wall-clock tables wander by 2x from row to row), GRADTAPE_THREADS=1
     65537          0.49  0.59  0.64            0.51      2.31                      1.12      1.93
 
 (JAX's columns need the wall clock: its FFT runs on worker threads that --cpu-time does not
-count. Wall clock, the pairs table against jax.jit: forward 0.1-0.9x, gradient 0.1-1.1x.)
+count. Wall clock, the pairs table against jax.jit, three runs: forward 0.02-1.15x, gradient
+0.1-1.2x.)
 """
 from __future__ import annotations
 
