@@ -55,6 +55,7 @@ from .math_pow import pow_shortcut
 from .nodes import Map, View
 from .scalar import SCALAR, make_cast
 from .sort import lower_argsort
+from .fft_steps import lower_fft_pairs, lower_irfft_pairs, lower_rfft_pairs
 from .reductions import ArgReduce
 from .steps import Fill, ScatterAdd
 
@@ -182,6 +183,9 @@ RULES: dict[Op, Rule] = {
     ops.argmax_p: _arg("argmax"),
     ops.argmin_p: _arg("argmin"),
     ops.argsort_p: Rule(lower_argsort, "reduction"),  # reads each row once, into its sort buffer
+    ops.fft_pairs_p: Rule(lower_fft_pairs, "contract"),  # native FFT kernels (fft_steps.py): rows read once
+    ops.rfft_pairs_p: Rule(lower_rfft_pairs, "contract"),
+    ops.irfft_pairs_p: Rule(lower_irfft_pairs, "contract"),
     ops.scatter_add_p: Rule(_lower_scatter_add, "scatter"),
     ops.concatenate_p: Rule(_lower_concatenate, "per_operand"),
     ops.contract_p: Rule(lower_contract, "contract"),

@@ -48,6 +48,7 @@ def all_specs() -> list:
     from . import specs_division, specs_linalg, specs_special, specs_sort
     from . import specs_indexed_update
     from . import specs_complex
+    from . import specs_fourier_pairs
 
     return (
         specs_elementwise.SPECS
@@ -65,4 +66,5 @@ def all_specs() -> list:
         + specs_sort.SPECS
         + specs_indexed_update.SPECS
         + specs_complex.SPECS
+        + specs_fourier_pairs.SPECS
     )
