@@ -1,0 +1,302 @@
+"""Complex arithmetic on pairs of real IR values, with NumPy's formulas.
+
+complex_split.py turns every complex tensor into a `Pair` (its real and
+imaginary parts, real Syms of one shape, or scalar Literals) and every
+complex op into real ops emitted by the functions here. They follow what
+NumPy computes, so native code gives NumPy's numbers, not merely close ones:
+
+    mul    (ar br - ai bi, ar bi + ai br), NumPy's loop
+    div    Smith's algorithm as NumPy's loop has it (the larger part of the
+           divisor divides the other; a zero divisor divides by |br|)
+    abs    hypot; angle is atan2 (traced as real ops)
+    exp    exp(ar) (cos ai, sin ai), with C99's special values (a zero
+           imaginary part stays exact, infinite real parts) and a scaled
+           exp where exp(ar) alone would overflow
+    log    (log hypot, atan2); log2/log10 scale it by log2(e)/log10(e),
+           log1p is log of (ar + 1, ai), expm1 NumPy's formula
+    sqrt   Kahan's half-angle formula with C99's special values
+    sinh cosh tanh: the addition formulas, with C99's special values on
+           the axes; tanh is glibc's sinh cosh / (sinh^2 + cos^2); sin, cos
+           and tan are sinh, cosh and tanh of iz, rotated (as C99 defines them)
+    pow    a constant integer exponent |n| < 100 multiplies by squaring in
+           NumPy's order; another constant exponent is exp(b log a)
+
+Transcendental results agree with NumPy's (glibc's) to a few units in the
+last place, not bit for bit.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir.ops import elementwise as ew
+
+
+class Pair:
+    """A complex value as its real and imaginary parts (real Syms of one shape, or scalar Literals)."""
+
+    __slots__ = ("re", "im")
+
+    def __init__(self, re, im):
+        self.re, self.im = re, im
+
+
+def _lit(like, value):
+    """`value` as a scalar Literal of like's (real) dtype."""
+    return like.builder.literal(value, like.dtype)
+
+
+def _isinf(x):
+    return ew.eq(ew.abs(x), math.inf)
+
+
+def _isfinite(x):
+    return ew.lt(ew.abs(x), math.inf)
+
+
+def _signbit(x):
+    """x < 0, including -0.0 (1 / -0.0 is -inf)."""
+    return ew.logical_or(ew.lt(x, 0.0), ew.logical_and(ew.eq(x, 0.0), ew.lt(1.0 / x, 0.0)))
+
+
+def _copysign(magnitude, sign):
+    """|magnitude| with the sign of `sign` (magnitude >= 0 or nan)."""
+    return ew.where(_signbit(sign), ew.neg(magnitude), magnitude)
+
+
+def _select(cond, a: Pair, b: Pair) -> Pair:
+    return Pair(ew.where(cond, a.re, b.re), ew.where(cond, a.im, b.im))
+
+
+def add(a: Pair, b: Pair) -> Pair:
+    return Pair(a.re + b.re, a.im + b.im)
+
+
+def sub(a: Pair, b: Pair) -> Pair:
+    return Pair(a.re - b.re, a.im - b.im)
+
+
+def neg(a: Pair) -> Pair:
+    return Pair(ew.neg(a.re), ew.neg(a.im))
+
+
+def conj(a: Pair) -> Pair:
+    return Pair(a.re, ew.neg(a.im))
+
+
+def mul(a: Pair, b: Pair) -> Pair:
+    return Pair(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
+
+
+def div(a: Pair, b: Pair) -> Pair:
+    """NumPy's complex division (Smith's algorithm, branch by branch)."""
+    abr, abi = ew.abs(b.re), ew.abs(b.im)
+    rat1 = b.im / b.re
+    scl1 = 1.0 / (b.re + b.im * rat1)
+    real_larger = Pair((a.re + a.im * rat1) * scl1, (a.im - a.re * rat1) * scl1)
+    by_zero = Pair(a.re / abr, a.im / abr)
+    rat2 = b.re / b.im
+    scl2 = 1.0 / (b.im + b.re * rat2)
+    imag_larger = Pair((a.re * rat2 + a.im) * scl2, (a.im * rat2 - a.re) * scl2)
+    zero = ew.logical_and(ew.eq(abr, 0.0), ew.eq(abi, 0.0))
+    return _select(ew.ge(abr, abi), _select(zero, by_zero, real_larger), imag_larger)
+
+
+def eq(a: Pair, b: Pair):
+    return ew.logical_and(ew.eq(a.re, b.re), ew.eq(a.im, b.im))
+
+
+def ne(a: Pair, b: Pair):
+    return ew.logical_or(ew.ne(a.re, b.re), ew.ne(a.im, b.im))
+
+
+def abs(a: Pair):
+    return ew.hypot(a.re, a.im)
+
+
+def _exp_overflow(dtype) -> float:
+    """Beyond this real part exp(ar) overflows though exp(ar) cos(ai) may not."""
+    return 709.0 if np.dtype(dtype) == np.float64 else 88.0
+
+
+def exp(a: Pair) -> Pair:
+    x, y = a.re, a.im
+    c, s = ew.cos(y), ew.sin(y)
+    r = ew.exp(x)
+    plain = Pair(r * c, r * s)
+    half = ew.exp(x * 0.5)  # exp(x) = half * half, each finite where exp(x) alone overflows
+    scaled = Pair((half * c) * half, (half * s) * half)
+    out = _select(ew.gt(x, _exp_overflow(x.dtype)), scaled, plain)
+    # C99 (and NumPy's): exp(x + 0i) is exactly exp(x) + 0i; exp(-inf + i(inf|nan)) = 0 + 0i;
+    # exp(+inf + i(inf|nan)) = inf + nan i.
+    nan = _lit(x, math.nan)
+    zero = _lit(x, 0.0)
+    infinite_real = ew.logical_and(_isinf(x), ew.logical_not(_isfinite(y)))
+    at_infinity = _select(ew.lt(x, 0.0), Pair(zero, zero), Pair(x, nan))
+    out = _select(infinite_real, at_infinity, out)
+    return _select(ew.eq(y, 0.0), Pair(r, y), out)
+
+
+def log(a: Pair) -> Pair:
+    return Pair(ew.log(ew.hypot(a.re, a.im)), ew.arctan2(a.im, a.re))
+
+
+def _scaled(a: Pair, factor: float) -> Pair:
+    return Pair(a.re * factor, a.im * factor)
+
+
+def log2(a: Pair) -> Pair:
+    return _scaled(log(a), 1.0 / math.log(2.0))
+
+
+def log10(a: Pair) -> Pair:
+    return _scaled(log(a), 1.0 / math.log(10.0))
+
+
+def exp2(a: Pair) -> Pair:
+    return exp(_scaled(a, math.log(2.0)))
+
+
+def log1p(a: Pair) -> Pair:
+    return log(Pair(a.re + 1.0, a.im))
+
+
+def expm1(a: Pair) -> Pair:
+    half = ew.sin(a.im * 0.5)
+    return Pair(ew.expm1(a.re) * ew.cos(a.im) - 2.0 * half * half, ew.exp(a.re) * ew.sin(a.im))
+
+
+def sqrt(a: Pair) -> Pair:
+    x, y = a.re, a.im
+    h = ew.hypot(x, y)
+    t_pos = ew.sqrt(x * 0.5 + h * 0.5)
+    t_neg = ew.sqrt(h * 0.5 - x * 0.5)
+    out = _select(ew.ge(x, 0.0), Pair(t_pos, y / (2.0 * t_pos)),
+                  Pair(ew.abs(y) / (2.0 * t_neg), _copysign(t_neg, y)))
+    inf, nan = _lit(x, math.inf), _lit(x, math.nan)
+    # C99's special values, the later ones first (each where() overrides what follows it).
+    out = _select(ew.eq(x, math.inf), Pair(x, _copysign(y - y, y)), out)
+    out = _select(ew.eq(x, -math.inf), Pair(ew.abs(y - y), _copysign(inf, y)), out)
+    out = _select(ew.ne(x, x), Pair(nan, nan), out)
+    out = _select(_isinf(y), Pair(inf, y), out)
+    zero = ew.logical_and(ew.eq(x, 0.0), ew.eq(y, 0.0))
+    return _select(zero, Pair(_lit(x, 0.0), y), out)
+
+
+def _far_sinh_cosh(x, y, cosh_first: bool) -> Pair:
+    """sinh or cosh of x + iy where cosh(x) alone overflows: e^|x| / 2 (cos y, +-sin y), with e^|x|
+    as two finite halves (glibc's scaling)."""
+    half = ew.exp(ew.abs(x) * 0.5)
+    sign = ew.where(_signbit(x), _lit(x, -1.0), _lit(x, 1.0))
+    c, s = (half * 0.5 * ew.cos(y)) * half, (half * 0.5 * ew.sin(y)) * half
+    return Pair(c, sign * s) if cosh_first else Pair(sign * c, s)
+
+
+def _overflows(x):
+    return ew.logical_and(ew.gt(ew.abs(x), _exp_overflow(x.dtype)), _isfinite(x))
+
+
+def sinh(a: Pair) -> Pair:
+    x, y = a.re, a.im
+    out = Pair(ew.sinh(x) * ew.cos(y), ew.cosh(x) * ew.sin(y))
+    out = _select(_overflows(x), _far_sinh_cosh(x, y, False), out)
+    # C99's values on the axes: sinh(x + 0i) = sinh(x) + 0i, sinh(0 + iy) = 0 + i sin(y).
+    out = _select(ew.eq(x, 0.0), Pair(x, ew.sin(y)), out)
+    out = _select(ew.logical_and(_isinf(x), ew.logical_not(_isfinite(y))), Pair(x, _lit(x, math.nan)), out)
+    return _select(ew.eq(y, 0.0), Pair(ew.sinh(x), y), out)
+
+
+def cosh(a: Pair) -> Pair:
+    x, y = a.re, a.im
+    out = Pair(ew.cosh(x) * ew.cos(y), ew.sinh(x) * ew.sin(y))
+    out = _select(_overflows(x), _far_sinh_cosh(x, y, True), out)
+    # C99's values on the axes: cosh(x + 0i) = cosh(x) + 0i, cosh(0 + iy) = cos(y) + 0i.
+    zero = _lit(x, 0.0)
+    out = _select(ew.eq(x, 0.0), Pair(ew.cos(y), ew.where(_isfinite(y), out.im, zero)), out)
+    out = _select(ew.logical_and(_isinf(x), ew.logical_not(_isfinite(y))),
+                  Pair(_lit(x, math.inf), _lit(x, math.nan)), out)
+    return _select(ew.eq(y, 0.0), Pair(ew.cosh(x), ew.where(_isfinite(x), x * y, zero)), out)
+
+
+def sin(a: Pair) -> Pair:
+    s = sinh(Pair(ew.neg(a.im), a.re))  # sin z = -i sinh(i z), as C99 defines it
+    out = Pair(s.im, ew.neg(s.re))
+    # glibc's sin(x + i inf) for x inf or nan is nan + i inf (C99 leaves the sign unspecified).
+    odd = ew.logical_and(_isinf(a.im), ew.logical_not(_isfinite(a.re)))
+    return _select(odd, Pair(_lit(a.re, math.nan), ew.abs(a.im)), out)
+
+
+def cos(a: Pair) -> Pair:
+    return cosh(Pair(ew.neg(a.im), a.re))  # cos z = cosh(i z)
+
+
+def _tanh_far(dtype) -> float:
+    """Beyond this |real part| sinh^2 overflows; tanh is +-1 + (4 sin cos e^-2|x|) i there."""
+    return 354.0 if np.dtype(dtype) == np.float64 else 44.0
+
+
+def tanh(a: Pair) -> Pair:
+    x, y = a.re, a.im
+    sh, ch, s, c = ew.sinh(x), ew.cosh(x), ew.sin(y), ew.cos(y)
+    den = sh * sh + c * c
+    near = Pair(ew.where(ew.eq(x, 0.0), x, sh * ch / den), s * c / den)  # tanh(0 + iy) = 0 + i tan(y)
+    one = ew.where(_signbit(x), _lit(x, -1.0), _lit(x, 1.0))
+    tail = 4.0 * s * c * ew.exp(-2.0 * ew.abs(x))
+    far = _select(_isfinite(y), Pair(one, tail),  # C99: tanh(+-inf + iy) = +-1 + 0i for any y
+                  _select(_isinf(x), Pair(one, _lit(x, 0.0)), Pair(_lit(x, math.nan), _lit(x, math.nan))))
+    out = _select(ew.gt(ew.abs(x), _tanh_far(x.dtype)), far, near)
+    return _select(ew.logical_and(ew.ne(x, x), ew.eq(y, 0.0)), Pair(x, y), out)  # tanh(nan + 0i) = nan + 0i
+
+
+def tan(a: Pair) -> Pair:
+    t = tanh(Pair(ew.neg(a.im), a.re))  # tan z = -i tanh(i z)
+    return Pair(t.im, ew.neg(t.re))
+
+
+def int_power(a: Pair, n: int) -> Pair:
+    """a ** n for a constant integer |n| < 100, multiplying in NumPy's order."""
+    one = Pair(_lit(a.re, 1.0), _lit(a.re, 0.0))
+    if n == 1:
+        return a
+    if n == 2:
+        return mul(a, a)
+    if n == 3:
+        return mul(a, mul(a, a))
+    m, mask, acc, p = -n if n < 0 else n, 1, one, a
+    while True:
+        if m & mask:
+            acc = mul(acc, p)
+        mask <<= 1
+        if m < mask:
+            break
+        p = mul(p, p)
+    return div(one, acc) if n < 0 else acc
+
+
+def const_power(a: Pair, exponent: complex) -> Pair:
+    """a ** exponent for a constant exponent, as NumPy's nc_pow: 1 for a zero exponent; at a zero
+    base 0 for a positive real exponent and nan otherwise; else int_power or exp(b log a)."""
+    br, bi = exponent.real, exponent.imag
+    x = a.re
+    if br == 0 and bi == 0:
+        return Pair(_lit(x, 1.0), _lit(x, 0.0))
+    if bi == 0 and br == int(br) and -100 < br < 100:
+        out = int_power(a, int(br))
+    else:
+        out = exp(_c_product(br, bi, log(a)))  # C's cpow, which NumPy calls
+    zero = ew.logical_and(ew.eq(a.re, 0.0), ew.eq(a.im, 0.0))
+    at_zero = _lit(x, 0.0 if br > 0 and bi == 0 else math.nan)
+    return _select(zero, Pair(at_zero, at_zero), out)
+
+
+def _c_product(br: float, bi: float, l: Pair) -> Pair:
+    """(br + i bi) * l as C computes a complex product (C99 Annex G): the plain formula, and where
+    that gives nan + nan i though l is infinite, l's infinite parts as +-1 (the rest +-0) times inf."""
+    plain = Pair(l.re * br - l.im * bi, l.re * bi + l.im * br)
+    lost = ew.logical_and(ew.ne(plain.re, plain.re), ew.ne(plain.im, plain.im))
+    lost = ew.logical_and(lost, ew.logical_or(_isinf(l.re), _isinf(l.im)))
+    c = _copysign(ew.where(_isinf(l.re), _lit(l.re, 1.0), _lit(l.re, 0.0)), l.re)
+    d = _copysign(ew.where(_isinf(l.im), _lit(l.re, 1.0), _lit(l.re, 0.0)), l.im)
+    boxed = Pair((c * br - d * bi) * math.inf, (c * bi + d * br) * math.inf)
+    return _select(lost, boxed, plain)
