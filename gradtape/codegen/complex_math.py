@@ -168,12 +168,20 @@ def expm1(a: Pair) -> Pair:
 
 
 def sqrt(a: Pair) -> Pair:
-    x, y = a.re, a.im
+    x0, y0 = a.re, a.im
+    finfo = np.finfo(x0.dtype)
+    # Subnormal parts lose bits when halved: scale them up by 2^(2m) first, the root down by 2^m.
+    m = finfo.nmant + 1 + (finfo.nmant + 1) % 2
+    tiny = ew.lt(ew.hypot(x0, y0), float(finfo.tiny) * 4.0)
+    x = ew.where(tiny, x0 * float(2.0 ** (2 * m)), x0)
+    y = ew.where(tiny, y0 * float(2.0 ** (2 * m)), y0)
+    unscale = ew.where(tiny, _lit(x0, 2.0 ** -m), _lit(x0, 1.0))
     h = ew.hypot(x, y)
     t_pos = ew.sqrt(x * 0.5 + h * 0.5)
     t_neg = ew.sqrt(h * 0.5 - x * 0.5)
-    out = _select(ew.ge(x, 0.0), Pair(t_pos, y / (2.0 * t_pos)),
-                  Pair(ew.abs(y) / (2.0 * t_neg), _copysign(t_neg, y)))
+    out = _select(ew.ge(x, 0.0), Pair(t_pos * unscale, y / (2.0 * t_pos) * unscale),
+                  Pair(ew.abs(y) / (2.0 * t_neg) * unscale, _copysign(t_neg, y) * unscale))
+    x, y = x0, y0
     inf, nan = _lit(x, math.inf), _lit(x, math.nan)
     # C99's special values, the later ones first (each where() overrides what follows it).
     out = _select(ew.eq(x, math.inf), Pair(x, _copysign(y - y, y)), out)
@@ -203,7 +211,9 @@ def sinh(a: Pair) -> Pair:
     out = _select(_overflows(x), _far_sinh_cosh(x, y, False), out)
     # C99's values on the axes: sinh(x + 0i) = sinh(x) + 0i, sinh(0 + iy) = 0 + i sin(y).
     out = _select(ew.eq(x, 0.0), Pair(x, ew.sin(y)), out)
-    out = _select(ew.logical_and(_isinf(x), ew.logical_not(_isfinite(y))), Pair(x, _lit(x, math.nan)), out)
+    # C99 leaves the sign of sinh(+-inf + i(inf|nan)) = +-inf + nan i open; glibc's is +.
+    out = _select(ew.logical_and(_isinf(x), ew.logical_not(_isfinite(y))),
+                  Pair(_lit(x, math.inf), _lit(x, math.nan)), out)
     return _select(ew.eq(y, 0.0), Pair(ew.sinh(x), y), out)
 
 
@@ -275,8 +285,9 @@ def int_power(a: Pair, n: int) -> Pair:
 
 
 def const_power(a: Pair, exponent: complex) -> Pair:
-    """a ** exponent for a constant exponent, as NumPy's nc_pow: 1 for a zero exponent; at a zero
-    base 0 for a positive real exponent and nan otherwise; else int_power or exp(b log a)."""
+    """a ** exponent for a constant exponent, as NumPy's power: 1 for a zero exponent; at a zero
+    base 0 for an exponent of positive real part and nan otherwise; else int_power or
+    exp(b log a) (C's cpow)."""
     br, bi = exponent.real, exponent.imag
     x = a.re
     if br == 0 and bi == 0:
@@ -286,7 +297,7 @@ def const_power(a: Pair, exponent: complex) -> Pair:
     else:
         out = exp(_c_product(br, bi, log(a)))  # C's cpow, which NumPy calls
     zero = ew.logical_and(ew.eq(a.re, 0.0), ew.eq(a.im, 0.0))
-    at_zero = _lit(x, 0.0 if br > 0 and bi == 0 else math.nan)
+    at_zero = _lit(x, 0.0 if br > 0 else math.nan)  # NumPy 2: 0 ** b is 0 for Re(b) > 0
     return _select(zero, Pair(at_zero, at_zero), out)
 
 
