@@ -83,8 +83,8 @@ def report(title, times):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
-    p.add_argument("--matrix-sizes", type=int, nargs="+", default=[16, 64, 256])
+    p.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 100_000, 1_000_000])
+    p.add_argument("--matrix-sizes", type=int, nargs="*", default=[16, 64, 256])
     args = p.parse_args()
     for dtype in (np.complex128, np.complex64):
         for n in args.sizes:

@@ -220,3 +220,26 @@ def test_saving_or_packing_complex_code_is_refused(tmp_path):
     np.testing.assert_allclose(aot(Z), Z * Z, rtol=1e-15)
     with pytest.raises(AotError, match="complex values"):
         aot.save(tmp_path / "f.gtaot")
+
+
+def test_complex_code_is_loaded_from_the_disk_cache_with_its_boundary():
+    from gradtape import runtime
+
+    fn = gt.make_ir(lambda z, x: (np.exp(z) * x, np.abs(z)), Z, X)
+    first = compile_function(fn)
+    want = first(Z, X)
+    runtime.clear_cache()  # what a new process sees: nothing in memory
+    again = compile_function(gt.make_ir(lambda z, x: (np.exp(z) * x, np.abs(z)), Z, X))
+    assert again.loaded_from_disk and again.native and again.splits_complex
+    assert again.in_types == first.in_types and again.out_types == first.out_types
+    for got, w in zip(again(Z, X), want):
+        np.testing.assert_array_equal(got, w)
+
+
+def test_control_flow_holding_complex_values_falls_back_naming_the_op():
+    from gradtape.functions.control_flow import fori_loop
+
+    fn = gt.make_ir(lambda z: fori_loop(0, 3, lambda i, w: w * z + 1.0, z), Z)
+    compiled = compile_function(fn)
+    assert not compiled.native and "complex values in scan" in compiled.fallback_reason
+    np.testing.assert_array_equal(compiled(Z)[0], ir.eval_function(fn, [Z])[0])
