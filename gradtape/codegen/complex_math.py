@@ -18,8 +18,9 @@ NumPy computes, so native code gives NumPy's numbers, not merely close ones:
     sinh cosh tanh: the addition formulas, with C99's special values on
            the axes; tanh is glibc's sinh cosh / (sinh^2 + cos^2); sin, cos
            and tan are sinh, cosh and tanh of iz, rotated (as C99 defines them)
-    pow    a constant integer exponent |n| < 100 multiplies by squaring in
-           NumPy's order; another constant exponent is exp(b log a)
+    pow    an integer exponent |n| < 100 multiplies by squaring in NumPy's
+           order; another exponent is exp(b log a) with C's complex product
+           (C99 Annex G's recovery of infinities), as C's cpow
 
 Transcendental results agree with NumPy's (glibc's) to a few units in the
 last place, not bit for bit.
@@ -295,19 +296,70 @@ def const_power(a: Pair, exponent: complex) -> Pair:
     if bi == 0 and br == int(br) and -100 < br < 100:
         out = int_power(a, int(br))
     else:
-        out = exp(_c_product(br, bi, log(a)))  # C's cpow, which NumPy calls
+        out = exp(c_mul(Pair(_lit(x, br), _lit(x, bi)), log(a)))  # C's cpow, which NumPy calls
+    return _at_zero_base(a, _lit(x, br), out)
+
+
+def _at_zero_base(a: Pair, br, out: Pair) -> Pair:
+    x = a.re
     zero = ew.logical_and(ew.eq(a.re, 0.0), ew.eq(a.im, 0.0))
-    at_zero = _lit(x, 0.0 if br > 0 else math.nan)  # NumPy 2: 0 ** b is 0 for Re(b) > 0
+    at_zero = ew.where(ew.gt(br, 0.0), _lit(x, 0.0), _lit(x, math.nan))  # NumPy 2: 0 ** b is 0 for Re(b) > 0
     return _select(zero, Pair(at_zero, at_zero), out)
 
 
-def _c_product(br: float, bi: float, l: Pair) -> Pair:
-    """(br + i bi) * l as C computes a complex product (C99 Annex G): the plain formula, and where
-    that gives nan + nan i though l is infinite, l's infinite parts as +-1 (the rest +-0) times inf."""
-    plain = Pair(l.re * br - l.im * bi, l.re * bi + l.im * br)
+def power(a: Pair, b: Pair) -> Pair:
+    """a ** b elementwise, as NumPy's power decides per element: 1 where b is 0; at a zero base 0
+    or nan; an integer b, |b| < 100, by squaring (the bits of |b| chosen by selects, so every
+    element multiplies in NumPy's order); else exp(b log a) with C's complex product."""
+    x = a.re
+    one = Pair(_lit(x, 1.0), _lit(x, 0.0))
+    m = ew.abs(b.re)
+    acc, p = one, a
+    for k in range(7):  # |b| < 100 < 2^7
+        q = ew.floor(m * (0.5 ** k))
+        bit = ew.eq(q - 2.0 * ew.floor(q * 0.5), 1.0)
+        acc = _select(bit, mul(acc, p), acc)
+        if k < 6:
+            p = mul(p, p)
+    by_squaring = _select(ew.lt(b.re, 0.0), div(one, acc), acc)
+    n = b.re
+    small_int = ew.logical_and(ew.logical_and(ew.eq(b.im, 0.0), ew.eq(ew.floor(n), n)),
+                               ew.lt(ew.abs(n), 100.0))
+    out = _select(small_int, by_squaring, exp(c_mul(b, log(a))))
+    out = _select(ew.logical_and(small_int, ew.eq(n, 3.0)), mul(a, mul(a, a)), out)
+    out = _select(ew.logical_and(small_int, ew.eq(n, 2.0)), mul(a, a), out)
+    out = _select(ew.logical_and(small_int, ew.eq(n, 1.0)), a, out)
+    out = _at_zero_base(a, b.re, out)
+    exponent_zero = ew.logical_and(ew.eq(b.re, 0.0), ew.eq(b.im, 0.0))
+    return _select(exponent_zero, one, out)
+
+
+def c_mul(p: Pair, q: Pair) -> Pair:
+    """p * q as C computes a complex product (C99 Annex G, GCC's __muldc3): the plain formula,
+    and where that is nan + nan i, infinite parts boxed to +-1 (the others to +-0) times inf."""
+    a, b, c, d = p.re, p.im, q.re, q.im
+    ac, bd, ad, bc = a * c, b * d, a * d, b * c
+    plain = Pair(ac - bd, ad + bc)
     lost = ew.logical_and(ew.ne(plain.re, plain.re), ew.ne(plain.im, plain.im))
-    lost = ew.logical_and(lost, ew.logical_or(_isinf(l.re), _isinf(l.im)))
-    c = _copysign(ew.where(_isinf(l.re), _lit(l.re, 1.0), _lit(l.re, 0.0)), l.re)
-    d = _copysign(ew.where(_isinf(l.im), _lit(l.re, 1.0), _lit(l.re, 0.0)), l.im)
-    boxed = Pair((c * br - d * bi) * math.inf, (c * bi + d * br) * math.inf)
-    return _select(lost, boxed, plain)
+    p_inf = ew.logical_or(_isinf(a), _isinf(b))
+    q_inf = ew.logical_or(_isinf(c), _isinf(d))
+    overflowed = ew.logical_or(ew.logical_or(_isinf(ac), _isinf(bd)), ew.logical_or(_isinf(ad), _isinf(bc)))
+
+    def box(v):  # +-1 for an infinite part, +-0 for a finite one
+        return _copysign(ew.where(_isinf(v), _lit(v, 1.0), _lit(v, 0.0)), v)
+
+    def unnan(v):
+        return ew.where(ew.ne(v, v), _copysign(_lit(v, 0.0), v), v)
+
+    # GCC's three cases in order: p infinite, q infinite, a product overflowed.
+    a2, b2 = ew.where(p_inf, box(a), a), ew.where(p_inf, box(b), b)
+    c2, d2 = ew.where(p_inf, unnan(c), c), ew.where(p_inf, unnan(d), d)
+    c2, d2 = ew.where(q_inf, box(c), c2), ew.where(q_inf, box(d), d2)
+    a2, b2 = ew.where(q_inf, unnan(a2), a2), ew.where(q_inf, unnan(b2), b2)
+    neither = ew.logical_not(ew.logical_or(p_inf, q_inf))
+    third = ew.logical_and(neither, overflowed)
+    a2, b2 = ew.where(third, unnan(a2), a2), ew.where(third, unnan(b2), b2)
+    c2, d2 = ew.where(third, unnan(c2), c2), ew.where(third, unnan(d2), d2)
+    boxed = Pair((a2 * c2 - b2 * d2) * math.inf, (a2 * d2 + b2 * c2) * math.inf)
+    recalc = ew.logical_and(lost, ew.logical_or(ew.logical_not(neither), overflowed))
+    return _select(recalc, boxed, plain)

@@ -198,12 +198,12 @@ def _cast(eqn, x, *, dtype):
 
 
 def _pow(eqn, x, y):
-    if not isinstance(y, Pair) or not (y.re.is_literal and y.im.is_literal):
-        raise Unsupported("complex values in pow: only a constant exponent is lowered to real code")
+    if not isinstance(y, Pair):
+        raise Unsupported("complex values in pow: a real exponent of a complex base")  # cast first by the front end
     re, im = y.re.literal_value(), y.im.literal_value()
-    if re is None or im is None:
-        raise Unsupported("complex values in pow: only a scalar constant exponent is lowered to real code")
-    return cm.const_power(x, complex(re, im))
+    if re is not None and im is not None:
+        return cm.const_power(x, complex(re, im))
+    return cm.power(x, y)
 
 
 def _contract(eqn, x, y, *, spec):

@@ -32,7 +32,7 @@ RTOL = {np.complex128: 4e-15, np.complex64: 2e-6}
 # Specs whose ops have no lowering yet: they run in the interpreter, and say which op.
 NOT_LOWERED = {
     "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "arctanh": "arctanh", "arccosh": "arccosh",
-    "power_both": "pow", "prod": "reduce_prod",
+    "prod": "reduce_prod",
 }
 NATIVE_SPECS = [s for s in SPECS if s not in FFT and s.name not in NOT_LOWERED]
 
@@ -116,6 +116,34 @@ def test_special_values_are_numpys(name, f, binary, dtype):
         warnings.simplefilter("ignore", RuntimeWarning)
         want = ir.eval_function(fn, list(args))[0]
     _same_values(compiled(*args)[0], want, eps)
+
+
+_EXPONENTS = np.array([0, 1, 2, 3, 4, 7, -1, -2, -5, 99, -99, 2.5, 0.5, 1j, 1 + 1j, -0.5j, np.inf, np.nan,
+                       complex(2, -0.0), -0.0], complex)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_power_of_varying_exponents_decides_per_element_as_numpy(dtype):
+    """1 for a zero exponent, 0 or nan at a zero base, squaring for integers below 100 (NumPy's
+    products, bit for bit), exp(b log a) with C's complex product otherwise."""
+    grid = np.array([complex(a, b) for a, b in itertools.product(_PARTS[:9], _PARTS[:9])])
+    with np.errstate(over="ignore"):
+        a = np.repeat(grid, len(_EXPONENTS)).astype(dtype)
+        b = np.tile(_EXPONENTS, len(grid)).astype(dtype)
+    fn = gt.make_ir(np.power, a, b)
+    compiled = compile_function(fn)
+    assert compiled.native, compiled.fallback_reason
+    got = compiled(a, b)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = ir.eval_function(fn, [a, b])[0]
+    integer = (b.imag == 0) & (b.real == np.round(b.real)) & (np.abs(b.real) < 100)
+    np.testing.assert_array_equal(got[integer], want[integer])
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(np.isnan(part(got)), np.isnan(part(want)))
+    finite = np.isfinite(want)
+    tol = 64 * np.finfo(dtype).eps
+    np.testing.assert_allclose(got[finite], want[finite], rtol=tol, atol=0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
