@@ -34,7 +34,7 @@ from ..ir.core import Eqn
 from ..ir.inline_calls import inline_calls
 from ..ir.ops import elementwise as ew
 from ..ir.ops.contract import contract as _contract_op
-from ..ir.ops.layout import broadcast_to, reshape
+from ..ir.ops.layout import broadcast_to, reshape, transpose
 from ..ir.ops.indexing import concatenate, slice as slice_
 from ..ir.passes import dce
 from ..ir.types import TensorType, real_dtype
@@ -217,6 +217,37 @@ def _contract(eqn, x, y, *, spec):
     return Pair(c(x, y.re), c(x, y.im))
 
 
+# A complex product over more elements than this stays in the interpreter: it is unrolled.
+MAX_PRODUCT_TERMS = 64
+
+
+def _reduce_prod(eqn, x, *, axes):
+    """The product over `axes`, one complex multiplication after another (NumPy's order: the
+    reduced elements in C order), unrolled over the slices of the reduced axes."""
+    shape = eqn.inputs[0].type.shape
+    kept = [i for i in range(len(shape)) if i not in axes]
+    count = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    if count > MAX_PRODUCT_TERMS:
+        raise Unsupported(f"complex values in reduce_prod: a product of {count} terms "
+                          f"(more than {MAX_PRODUCT_TERMS}) is not unrolled")
+    out_shape = tuple(shape[i] for i in kept)
+    if count == 0:
+        return cm.Pair(x.re.builder.literal(1.0, x.re.dtype), x.re.builder.literal(0.0, x.re.dtype))
+    part_type = TensorType(shape, real_dtype(eqn.inputs[0].type.dtype))
+
+    def terms(part):
+        part = _full(None, part, part_type)
+        rows = reshape(transpose(part, kept + list(axes)), out_shape + (count,))
+        n = len(out_shape)
+        return [reshape(slice_(rows, (0,) * n + (j,), out_shape + (j + 1,), (1,) * (n + 1)), out_shape)
+                for j in range(count)]
+
+    acc = None
+    for re, im in zip(terms(x.re), terms(x.im)):
+        acc = Pair(re, im) if acc is None else cm.mul(acc, Pair(re, im))
+    return acc
+
+
 def _where(eqn, c, x, y):
     return Pair(ew.where(c, x.re, y.re), ew.where(c, x.im, y.im))
 
@@ -240,7 +271,7 @@ RULES = {
     "exp2": _unary(cm.exp2), "log1p": _unary(cm.log1p), "expm1": _unary(cm.expm1),
     "sqrt": _unary(cm.sqrt), "sin": _unary(cm.sin), "cos": _unary(cm.cos), "tan": _unary(cm.tan),
     "sinh": _unary(cm.sinh), "cosh": _unary(cm.cosh), "tanh": _unary(cm.tanh),
-    "cast": _cast, "where": _where, "contract": _contract,
+    "cast": _cast, "where": _where, "contract": _contract, "reduce_prod": _reduce_prod,
 }
 
 # Why an op with complex values is not lowered (the default: "not lowered to real code yet").

@@ -32,7 +32,6 @@ RTOL = {np.complex128: 4e-15, np.complex64: 2e-6}
 # Specs whose ops have no lowering yet: they run in the interpreter, and say which op.
 NOT_LOWERED = {
     "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "arctanh": "arctanh", "arccosh": "arccosh",
-    "prod": "reduce_prod",
 }
 NATIVE_SPECS = [s for s in SPECS if s not in FFT and s.name not in NOT_LOWERED]
 
@@ -65,6 +64,17 @@ def test_ops_without_a_lowering_fall_back_naming_the_op(name):
     assert not compiled.native
     assert f"complex values in {NOT_LOWERED[name]}:" in compiled.fallback_reason
     np.testing.assert_array_equal(compiled(*args)[0], ir.eval_function(fn, list(args))[0])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_products_multiply_in_numpys_order_up_to_their_unrolled_length(dtype):
+    rng = np.random.default_rng(3)
+    z = (rng.standard_normal((4, 16)) + 1j * rng.standard_normal((4, 16))).astype(dtype)
+    for f in (np.prod, lambda z: np.prod(z, axis=1), lambda z: np.prod(z, axis=0), lambda z: np.prod(z[:, :0], axis=1)):
+        _native_equals_interpreter(f, z, rtol=RTOL[dtype])
+    long = np.ones(65, dtype)
+    compiled = compile_function(gt.make_ir(np.prod, long))
+    assert not compiled.native and "reduce_prod: a product of 65 terms" in compiled.fallback_reason
 
 
 @pytest.mark.parametrize("spec", FFT[:3] + FFT[10:11] + FFT[14:15], ids=str)
