@@ -12,8 +12,11 @@ NumPy computes, so native code gives NumPy's numbers, not merely close ones:
     exp    exp(ar) (cos ai, sin ai), with C99's special values (a zero
            imaginary part stays exact, infinite real parts) and a scaled
            exp where exp(ar) alone would overflow
-    log    (log hypot, atan2); log2/log10 scale it by log2(e)/log10(e),
-           log1p is log of (ar + 1, ai), expm1 NumPy's formula
+    log    (log hypot, atan2), log1p((x-1)(x+1) + y^2)/2 near |z| = 1 as
+           glibc's clog; log2/log10 scale it by log2(e)/log10(e); log1p
+           and expm1 are NumPy's own formulas
+    arctanh, arctan: FreeBSD's catanh (Kahan's formula and its cases),
+           arctan(z) = -i arctanh(iz)
     sqrt   Kahan's half-angle formula with C99's special values
     sinh cosh tanh: the addition formulas, with C99's special values on
            the axes; tanh is glibc's sinh cosh / (sinh^2 + cos^2); sin, cos
@@ -140,6 +143,16 @@ def exp(a: Pair) -> Pair:
 
 
 def log(a: Pair) -> Pair:
+    """(log |z|, arg z); near the unit circle log |z| is log1p((x - 1)(x + 1) + y^2) / 2 (x the
+    larger part), which keeps the bits log(hypot) loses there, as glibc's clog does."""
+    ax, ay = ew.maximum(ew.abs(a.re), ew.abs(a.im)), ew.minimum(ew.abs(a.re), ew.abs(a.im))
+    near_one = ew.logical_and(ew.ge(ax, 0.5), ew.le(ax, 2.0))
+    close = 0.5 * ew.log1p((ax - 1.0) * (ax + 1.0) + ay * ay)
+    re = ew.where(near_one, close, ew.log(ew.hypot(a.re, a.im)))
+    return Pair(re, ew.arctan2(a.im, a.re))
+
+
+def _naive_log(a: Pair) -> Pair:
     return Pair(ew.log(ew.hypot(a.re, a.im)), ew.arctan2(a.im, a.re))
 
 
@@ -160,7 +173,7 @@ def exp2(a: Pair) -> Pair:
 
 
 def log1p(a: Pair) -> Pair:
-    return log(Pair(a.re + 1.0, a.im))
+    return _naive_log(Pair(a.re + 1.0, a.im))  # NumPy's own formula: log(hypot(x + 1, y))
 
 
 def expm1(a: Pair) -> Pair:
@@ -363,3 +376,38 @@ def c_mul(p: Pair, q: Pair) -> Pair:
     boxed = Pair((a2 * c2 - b2 * d2) * math.inf, (a2 * d2 + b2 * c2) * math.inf)
     recalc = ew.logical_and(lost, ew.logical_or(ew.logical_not(neither), overflowed))
     return _select(recalc, boxed, plain)
+
+
+def arctanh(a: Pair) -> Pair:
+    """FreeBSD's catanh (Kahan's formula, with its cases for the real axis, the imaginary axis,
+    nan, |z| beyond 1/eps, |z| below sqrt(3 eps)/2, and |x| = 1), written as selects."""
+    x, y = a.re, a.im
+    ax, ay = ew.abs(x), ew.abs(y)
+    eps = float(np.finfo(x.dtype).eps)
+    half_pi = _lit(x, math.pi / 2)
+    zero, nan = _lit(x, 0.0), _lit(x, math.nan)
+    one_minus = 1.0 - ax
+    rx = 0.25 * ew.log1p(4.0 * ax / (one_minus * one_minus + ay * ay))
+    rx = ew.where(ew.logical_and(ew.eq(ax, 1.0), ew.lt(ay, eps)), (math.log(2.0) - ew.log(ay)) * 0.5, rx)
+    ry = 0.5 * ew.arctan2(2.0 * ay, one_minus * (1.0 + ax) - ay * ay)
+    ry = ew.where(ew.lt(ay, eps), 0.5 * ew.arctan2(2.0 * ay, one_minus * (1.0 + ax)), ry)
+    ry = ew.where(ew.eq(ax, 1.0), 0.5 * ew.arctan2(_lit(x, 2.0), ew.neg(ay)), ry)
+    out = Pair(_copysign(rx, x), _copysign(ry, y))
+    tiny = math.sqrt(3.0 * eps) / 2.0
+    out = _select(ew.logical_and(ew.lt(ax, tiny), ew.lt(ay, tiny)), a, out)
+    h = ew.hypot(x, y)
+    far = ew.logical_or(ew.gt(ax, 1.0 / eps), ew.gt(ay, 1.0 / eps))
+    out = _select(far, Pair((x / h) / h, _copysign(half_pi, y)), out)
+    infinite = ew.logical_or(_isinf(x), _isinf(y))
+    out = _select(infinite, Pair(_copysign(zero, x), _copysign(half_pi, y)), out)
+    some_nan = ew.logical_or(ew.ne(x, x), ew.ne(y, y))
+    nan_case = _select(_isinf(y), Pair(_copysign(zero, x), _copysign(half_pi, y)), Pair(nan, nan))
+    nan_case = _select(_isinf(x), Pair(_copysign(zero, x), nan), nan_case)
+    out = _select(some_nan, nan_case, out)
+    out = _select(ew.eq(x, 0.0), Pair(x, ew.arctan(y)), out)
+    return _select(ew.logical_and(ew.eq(y, 0.0), ew.le(ax, 1.0)), Pair(ew.arctanh(x), y), out)
+
+
+def arctan(a: Pair) -> Pair:
+    t = arctanh(Pair(ew.neg(a.im), a.re))  # arctan z = -i arctanh(i z), as C99 defines it
+    return Pair(t.im, ew.neg(t.re))
