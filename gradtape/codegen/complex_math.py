@@ -17,6 +17,8 @@ NumPy computes, so native code gives NumPy's numbers, not merely close ones:
            and expm1 are NumPy's own formulas
     arctanh, arctan: FreeBSD's catanh (Kahan's formula and its cases),
            arctan(z) = -i arctanh(iz)
+    arcsin, arccos, arcsinh, arccosh: Kahan's formulas from sqrt(1 +- z),
+           log(2z) beyond 1/eps, and glibc's values at nan and infinities
     sqrt   Kahan's half-angle formula with C99's special values
     sinh cosh tanh: the addition formulas, with C99's special values on
            the axes; tanh is glibc's sinh cosh / (sinh^2 + cos^2); sin, cos
@@ -411,3 +413,74 @@ def arctanh(a: Pair) -> Pair:
 def arctan(a: Pair) -> Pair:
     t = arctanh(Pair(ew.neg(a.im), a.re))  # arctan z = -i arctanh(i z), as C99 defines it
     return Pair(t.im, ew.neg(t.re))
+
+
+# --- arcsinh, arcsin, arccos, arccosh: Kahan's formulas in the finite range (accurate near 0
+# and near the branch points), C99's values for nan and infinities, and log(2z) beyond 1/eps.
+
+def _log_far(x, y) -> Pair:
+    """log(z) + log(2) for |z| > 1/eps (no overflow in |z|: log(max) + log1p((min/max)^2) / 2)."""
+    ax, ay = ew.abs(x), ew.abs(y)
+    big, small = ew.maximum(ax, ay), ew.minimum(ax, ay)
+    ratio = ew.where(ew.eq(small, big), _lit(x, 1.0), small / big)  # 1 for inf and inf
+    return Pair(ew.log(big) + 0.5 * ew.log1p(ratio * ratio) + math.log(2.0), ew.arctan2(y, x))
+
+
+def _far(x, y):
+    eps = float(np.finfo(x.dtype).eps)
+    return ew.logical_or(ew.gt(ew.abs(x), 1.0 / eps), ew.gt(ew.abs(y), 1.0 / eps))
+
+
+def arcsinh(a: Pair) -> Pair:
+    x, y = a.re, a.im
+    # Kahan: arcsinh z = -i arcsin(iz); arcsin w = (atan2(Re w, Re(s1 s2)), arcsinh(Im(conj(s1) s2)))
+    # with s1 = sqrt(1 - w), s2 = sqrt(1 + w), w = iz = (-y, x).
+    s1 = sqrt(Pair(1.0 + y, ew.neg(x)))
+    s2 = sqrt(Pair(1.0 - y, x))
+    w_re = ew.arctan2(ew.neg(y), s1.re * s2.re - s1.im * s2.im)
+    w_im = ew.arcsinh(s1.re * s2.im - s1.im * s2.re)
+    out = Pair(w_im, ew.neg(w_re))
+    far = _log_far(ew.abs(x), ew.abs(y))
+    out = _select(_far(x, y), Pair(_copysign(far.re, x), _copysign(far.im, y)), out)
+    nan = _lit(x, math.nan)
+    nan_case = _select(ew.eq(y, 0.0), Pair(nan, y), Pair(nan, nan))
+    nan_case = _select(_isinf(y), Pair(ew.abs(y), nan), nan_case)
+    nan_case = _select(_isinf(x), Pair(x, nan), nan_case)
+    return _select(ew.logical_or(ew.ne(x, x), ew.ne(y, y)), nan_case, out)
+
+
+def arcsin(a: Pair) -> Pair:
+    t = arcsinh(Pair(ew.neg(a.im), a.re))  # arcsin z = -i arcsinh(iz), as C99 defines it
+    out = Pair(t.im, ew.neg(t.re))
+    # glibc's arcsin(+-inf + nan i) is nan + inf i (C99 leaves the sign open)
+    odd = ew.logical_and(_isinf(a.re), ew.ne(a.im, a.im))
+    return _select(odd, Pair(_lit(a.re, math.nan), _lit(a.re, math.inf)), out)
+
+
+def arccos(a: Pair) -> Pair:
+    x, y = a.re, a.im
+    s1, s2 = sqrt(Pair(1.0 - x, ew.neg(y))), sqrt(Pair(1.0 + x, y))
+    out = Pair(2.0 * ew.arctan2(s1.re, s2.re), ew.arcsinh(s2.re * s1.im - s2.im * s1.re))
+    far = _log_far(x, y)
+    out = _select(_far(x, y), Pair(ew.abs(far.im), ew.where(_signbit(y), far.re, ew.neg(far.re))), out)
+    nan, inf = _lit(x, math.nan), _lit(x, math.inf)
+    nan_case = _select(ew.eq(x, 0.0), Pair(_lit(x, math.pi / 2), nan), Pair(nan, nan))
+    nan_case = _select(_isinf(y), Pair(nan, ew.neg(y)), nan_case)
+    nan_case = _select(_isinf(x), Pair(nan, ew.neg(inf)), nan_case)
+    return _select(ew.logical_or(ew.ne(x, x), ew.ne(y, y)), nan_case, out)
+
+
+def arccosh(a: Pair) -> Pair:
+    w = arccos(a)
+    rx, ry = w.im, w.re  # FreeBSD's cacosh from cacos
+    out = Pair(ew.abs(rx), _copysign(ry, a.im))
+    out = _select(ew.ne(ry, ry), Pair(ry, ry), out)
+    out = _select(ew.ne(rx, rx), Pair(ew.abs(ry), rx), out)
+    out = _select(ew.logical_and(ew.ne(rx, rx), ew.ne(ry, ry)), Pair(ry, rx), out)
+    # glibc's values where FreeBSD's differ: arccosh(0 + nan i) = nan + i pi/2,
+    # arccosh of an infinity and a nan = inf + nan i
+    x, y = a.re, a.im
+    nan_im = ew.ne(y, y)
+    out = _select(ew.logical_and(ew.eq(x, 0.0), nan_im), Pair(_lit(x, math.nan), _lit(x, math.pi / 2)), out)
+    inf_and_nan = ew.logical_and(ew.logical_or(_isinf(x), _isinf(y)), ew.logical_or(nan_im, ew.ne(x, x)))
+    return _select(inf_and_nan, Pair(_lit(x, math.inf), _lit(x, math.nan)), out)

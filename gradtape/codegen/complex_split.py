@@ -271,7 +271,8 @@ RULES = {
     "exp2": _unary(cm.exp2), "log1p": _unary(cm.log1p), "expm1": _unary(cm.expm1),
     "sqrt": _unary(cm.sqrt), "sin": _unary(cm.sin), "cos": _unary(cm.cos), "tan": _unary(cm.tan),
     "sinh": _unary(cm.sinh), "cosh": _unary(cm.cosh), "tanh": _unary(cm.tanh),
-    "arctanh": _unary(cm.arctanh), "arctan": _unary(cm.arctan),
+    "arctanh": _unary(cm.arctanh), "arctan": _unary(cm.arctan), "arcsin": _unary(cm.arcsin),
+    "arccos": _unary(cm.arccos), "arccosh": _unary(cm.arccosh),
     "cast": _cast, "where": _where, "contract": _contract, "reduce_prod": _reduce_prod,
 }
 
