@@ -38,28 +38,32 @@ def real_kernel_function(fn):
 
 def wrap_entries(new, into, in_types, out_types):
     """Entry points of complex signature (in_types, out_types) around the real kernel's `new` and
-    `into` (same protocol: a list of outputs or None, NotImplemented to decline)."""
-    n_in, n_out = len(in_types), len(out_types)
-    complex_in = [(i, np.dtype(t.dtype)) for i, t in enumerate(in_types) if t.dtype.kind == "c"]
-    complex_out = [(j, np.dtype(t.dtype)) for j, t in enumerate(out_types) if t.dtype.kind == "c"]
+    `into` (same protocol: a list of outputs or None, NotImplemented to decline).
 
-    def as_parts(arrays, specs, offset, writeable):
-        arrays = list(arrays)
-        for i, dtype in specs:
-            a = arrays[offset + i]
-            if type(a) is not np.ndarray or a.dtype != dtype:
-                return None
-            flags = a.flags
-            if not (flags.c_contiguous and flags.aligned) or (writeable and not flags.writeable):
-                return None
-            arrays[offset + i] = a[..., None].view(dtype.type(0).real.dtype)
-        return arrays
+    Only the dtype is checked here: an array whose memory the kernel cannot take as it is (not
+    C-contiguous, misaligned, read-only for `into`) gives a view the kernel's own entry declines,
+    or no view at all (ValueError), and then this entry declines too.
+    """
+    n_in, n_out = len(in_types), len(out_types)
+    complex_in = [(i, np.dtype(t.dtype), _real(t.dtype)) for i, t in enumerate(in_types) if t.dtype.kind == "c"]
+    complex_out = [(j, np.dtype(t.dtype)) for j, t in enumerate(out_types) if t.dtype.kind == "c"]
+    complex_out_at = [(n_in + j, dtype, _real(dtype)) for j, dtype in complex_out]
+    ndarray = np.ndarray
+
+    def as_parts(arrays, specs):
+        for i, dtype, real in specs:
+            a = arrays[i]
+            if a.__class__ is not ndarray or a.dtype != dtype:
+                return False
+            try:
+                arrays[i] = a[..., None].view(real)
+            except ValueError:  # its last axis is not contiguous
+                return False
+        return True
 
     def wrapped_new(*inputs):
-        if len(inputs) != n_in:
-            return NotImplemented
-        args = as_parts(inputs, complex_in, 0, False)
-        if args is None:
+        args = list(inputs)
+        if len(args) != n_in or not as_parts(args, complex_in):
             return NotImplemented
         outs = new(*args)
         if outs is NotImplemented:
@@ -69,12 +73,13 @@ def wrap_entries(new, into, in_types, out_types):
         return outs
 
     def wrapped_into(*arrays):
-        if len(arrays) != n_in + n_out:
-            return NotImplemented
-        args = as_parts(arrays, complex_in, 0, False)
-        args = None if args is None else as_parts(args, complex_out, n_in, True)
-        if args is None:
+        args = list(arrays)
+        if len(args) != n_in + n_out or not as_parts(args, complex_in) or not as_parts(args, complex_out_at):
             return NotImplemented
         return into(*args)
 
     return wrapped_new, wrapped_into
+
+
+def _real(dtype) -> np.dtype:
+    return np.dtype(np.dtype(dtype).char.lower()) if np.dtype(dtype).kind == "c" else np.dtype(dtype)
