@@ -45,11 +45,9 @@ from .lowered import Unsupported
 
 def has_complex(fn) -> bool:
     """True when any value of `fn` (inputs, outputs, equation results, literals) is complex."""
-    types = [v.type for v in fn.invars] + [v.type for v in fn.outvars]
-    for e in fn.eqns:
-        types += [a.type for a in e.inputs]
-        types += [v.type for v in e.outvars]
-    return any(t.dtype.kind == "c" for t in types)
+    if any(v.type.dtype.kind == "c" for v in (*fn.invars, *fn.outvars)):
+        return True
+    return any(a.type.dtype.kind == "c" for e in fn.eqns for a in (*e.inputs, *e.outvars))
 
 
 def split_complex(fn):
@@ -64,7 +62,7 @@ def split_complex(fn):
     Example:
         >>> fn = gradtape.make_ir(lambda z: z * z, np.ones(3, complex))
         >>> split_complex(fn).in_types
-        (TensorType((3, 2), float64),)
+        (f64[3,2],)
     """
     if not has_complex(fn):
         return fn
