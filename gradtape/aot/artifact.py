@@ -32,6 +32,8 @@ def to_bytes(fn) -> bytes:
     if not compiled.native:
         raise AotError(f"save({fn.name}): it runs in the reference interpreter ({compiled.fallback_reason}), "
                        "so there is no machine code to save")
+    if compiled.splits_complex:
+        raise AotError(f"save({fn.name}): {portable.COMPLEX_REFUSAL}")
     try:
         in_tree = trees.encode(fn.in_tree, "arguments")
         out_tree = trees.encode(fn.out_tree, "result")

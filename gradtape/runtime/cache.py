@@ -43,7 +43,7 @@ import warnings
 import weakref
 
 from .. import codegen
-from . import config, disk_cache, target
+from . import complex_boundary, config, disk_cache, target
 from .build import Fallback, build_native, load_native, native_meta
 from .cache_key import cache_key, disk_key
 from .compiled import CompiledFunction
@@ -83,14 +83,15 @@ def _build(fn, key=None) -> CompiledFunction:
     t0 = time.perf_counter()
     name = _disk_name(fn, key)
     try:
-        native = _load_from_disk(fn, name) if name else None
+        kernel_fn = complex_boundary.real_kernel_function(fn)  # fn itself unless it holds complex values
+        native = _load_from_disk(kernel_fn, name) if name else None
         loaded = native is not None
         if not loaded:
-            native = build_native(fn)
+            native = build_native(kernel_fn)
             if name:
-                disk_cache.write(name, dict(native_meta(native), kind="kernel", types=_types_text(fn)),
+                disk_cache.write(name, dict(native_meta(native), kind="kernel", types=_types_text(kernel_fn)),
                                  native.code.object_bytes)
-        cf = CompiledFunction(fn, native)
+        cf = CompiledFunction(fn, native, kernel_fn=kernel_fn)
         cf.loaded_from_disk = loaded
     except Fallback as e:
         cf = CompiledFunction(fn, fallback_reason=str(e))

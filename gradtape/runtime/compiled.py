@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _lazy, ir
 from ..codegen import failures
-from . import alloc
+from . import alloc, complex_boundary
 from .arena import thread_arena
 from .errors import ArgumentError, RuntimeLayerError
 
@@ -48,6 +48,9 @@ class CompiledFunction:
         native: True when calls run generated machine code.
         call_path: "fastcall", "ctypes" or "interpreter".
         fallback_reason: why the interpreter serves this Function (or None).
+        splits_complex: True when fn holds complex values and the machine code
+            computes its real form (kernel_fn: complex arrays pass as views of
+            their real and imaginary parts, complex_boundary.py).
         compile_seconds: wall time spent building it; compile_stages splits it.
         loaded_from_disk: True when the machine code came from the disk cache.
         arena_bytes: scratch memory a call uses.
@@ -78,10 +81,17 @@ class CompiledFunction:
         [array([1., 2., 3.])]
     """
 
-    def __init__(self, fn: ir.Function | None, native=None, fallback_reason: str | None = None, types=None):
+    def __init__(self, fn: ir.Function | None, native=None, fallback_reason: str | None = None, types=None,
+                 kernel_fn: ir.Function | None = None):
         self.fn = fn
         # Machine code loaded from a file comes without its Function: then `types` gives the signature.
         self.in_types, self.out_types = (fn.in_types, fn.out_types) if fn is not None else map(tuple, types)
+        # The Function the machine code computes: fn, or fn's real form when fn holds complex values
+        # (complex_boundary.py: the entry points then view complex arrays as pairs of reals).
+        self.kernel_fn = kernel_fn if kernel_fn is not None and native is not None else fn
+        self.splits_complex = splits_complex = self.kernel_fn is not fn
+        kernel_types = (self.kernel_fn.in_types, self.kernel_fn.out_types) if splits_complex else (
+            self.in_types, self.out_types)
         self.native = native is not None
         self.fallback_reason = fallback_reason
         self.compile_seconds = 0.0
@@ -92,15 +102,18 @@ class CompiledFunction:
         self.footprint = _footprint(native)
         if native is not None and native.new_entry is not None:
             self.call_path = "fastcall"
-            self._new, self._into = _fast_entries(native, self.out_types)
+            self._new, self._into = _fast_entries(native, kernel_types[1])
         elif native is not None:
             self.call_path = "ctypes"
-            self._new, self._into = _ctypes_entries(self, native)
+            self._new, self._into = _ctypes_entries(*kernel_types, native)
         else:
             self.call_path = "interpreter"
             self._new, self._into = _interpreter_entries(self)
         if native is not None and failures.reports_failures(native.symbols):
             self._new, self._into = _raising_failures(self._new), _raising_failures(self._into)
+        if splits_complex:
+            self._new, self._into = complex_boundary.wrap_entries(self._new, self._into, self.in_types,
+                                                                   self.out_types)
         self.entry, self.entry_into = self._new, self._into
 
     def __call__(self, *args, out=None):
@@ -283,16 +296,16 @@ def _accepts(arrays, types, writeable: bool) -> bool:
     return True
 
 
-def _ctypes_entries(cf: CompiledFunction, native):
+def _ctypes_entries(in_types, out_types, native):
     """Entry points through ctypes: the generated wrappers' checks, done in Python."""
-    n_in, n_out = len(cf.in_types), len(cf.out_types)
+    n_in, n_out = len(in_types), len(out_types)
     argv_type = ctypes.c_void_p * (n_in + n_out + 1)
-    out_specs = [(t.shape, t.dtype) for t in cf.out_types]
-    sizes = [t.size * t.dtype.itemsize for t in (*cf.in_types, *cf.out_types)]
+    out_specs = [(t.shape, t.dtype) for t in out_types]
+    sizes = [t.size * t.dtype.itemsize for t in (*in_types, *out_types)]
     kernel, need = native.kernel, native.arena_bytes
 
     def new(*inputs):
-        if len(inputs) != n_in or not _accepts(inputs, cf.in_types, False):
+        if len(inputs) != n_in or not _accepts(inputs, in_types, False):
             return NotImplemented
         outs = [alloc.empty(s, d) for s, d in out_specs]
         pointers = [a.ctypes.data for a in (*inputs, *outs, thread_arena(need))]
@@ -300,9 +313,9 @@ def _ctypes_entries(cf: CompiledFunction, native):
         return outs
 
     def into(*arrays):
-        if len(arrays) != n_in + n_out or not _accepts(arrays[:n_in], cf.in_types, False):
+        if len(arrays) != n_in + n_out or not _accepts(arrays[:n_in], in_types, False):
             return NotImplemented
-        if not _accepts(arrays[n_in:], cf.out_types, True):
+        if not _accepts(arrays[n_in:], out_types, True):
             return NotImplemented
         pointers = [a.ctypes.data for a in arrays]
         for j in range(n_in, n_in + n_out):

@@ -31,16 +31,23 @@ def _untypes(data) -> tuple:
     return tuple(TensorType(tuple(shape), np.dtype(dtype)) for shape, dtype in data)
 
 
+COMPLEX_REFUSAL = ("it holds complex values, and its machine code computes their real and imaginary parts "
+                   "(runtime/complex_boundary.py): packing such code is not supported yet")
+
+
 def pack(compiled: CompiledFunction, meta: dict) -> bytes:
     """The bytes of `compiled`'s machine code with `meta` (JSON) and what loading it needs.
 
     Raises:
-        ValueError: `compiled` runs in the interpreter: there is no machine code.
+        ValueError: `compiled` runs in the interpreter (there is no machine code), or it holds
+            complex values (COMPLEX_REFUSAL).
     """
     native = compiled._native
     if native is None:
         raise ValueError(f"it runs in the reference interpreter ({compiled.fallback_reason}), so there is "
                          "no machine code to pack")
+    if compiled.splits_complex:
+        raise ValueError(COMPLEX_REFUSAL)
     meta = dict(meta)
     meta.update({
         "built_for": entry_file.machine(),

@@ -110,7 +110,9 @@ def pack_program(program, name: str) -> tuple:
     compiled = program.compiled
     code = None
     # A dynamic version's sizes travel as IR: its code is bound to this process's kernel.
-    if compiled is not None and compiled.native and not getattr(compiled, "dynamic", False):
+    # So does a complex one's (runtime/portable.py does not pack the code of its real form).
+    if (compiled is not None and compiled.native and not getattr(compiled, "dynamic", False)
+            and not getattr(compiled, "splits_complex", False)):
         code = runtime.portable.pack(compiled, {"kind": "staged", "name": name})
     skeleton = program.assemble([None] * len(program.fn.outvars))
     return skeleton, program.fn, code

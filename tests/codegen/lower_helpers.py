@@ -71,7 +71,8 @@ def max_ulp(got, want) -> float:
 
 def compiles_natively(fn: ir.Function) -> bool:
     """Whether fn holds no op of test_native_coverage's INTERPRETED_ONLY list and no complex
-    value (code generation has none yet: docs/complex.md)."""
+    value (codegen.lower takes real Functions: the runtime splits complex values into their
+    parts first, codegen/complex_split.py)."""
     from gradtape.ir.inline_calls import inline_calls
 
     from .test_native_coverage import INTERPRETED_ONLY

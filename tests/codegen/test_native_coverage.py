@@ -26,14 +26,16 @@ from .lower_helpers import check, joint_function
 # Ops that native code cannot compute, with the reason. Nothing else may be here.
 INTERPRETED_ONLY = {
     "custom_gradient": "its rule calls a Python function that could not be traced",
-    # Complex-only ops: code generation has no complex values yet (docs/complex.md), so a
-    # Function holding one runs in the interpreter (CompiledFunction.fallback_reason says so).
-    "conj": "complex operands only; code generation has no complex values yet",
-    "real": "complex operands only; code generation has no complex values yet",
-    "imag": "complex operands only; code generation has no complex values yet",
-    "fft": "complex operands only; code generation has no complex values yet",
-    "rfft": "complex results; code generation has no complex values yet",
-    "irfft": "complex operands; code generation has no complex values yet",
+    # Complex-only ops have no lowering rule: codegen.lower takes real Functions, and the runtime
+    # first splits complex values into real and imaginary parts (codegen/complex_split.py), where
+    # conj, real and imag become real ops (tests/complex/test_complex_native.py checks them).
+    "conj": "complex operands only; complex_split.py makes it real ops",
+    "real": "complex operands only; complex_split.py makes it real ops",
+    "imag": "complex operands only; complex_split.py makes it real ops",
+    # The FFT's native kernels are not wired yet: a Function holding one runs in the interpreter.
+    "fft": "complex operands only; no native FFT kernel yet",
+    "rfft": "complex results; no native FFT kernel yet",
+    "irfft": "complex operands; no native FFT kernel yet",
 }
 
 DTYPES = (np.float32, np.float64)
@@ -59,7 +61,7 @@ def _in_dtype(eqn, dtype) -> bool:
     (true, too, of equations on integers and bools only)."""
     atoms = [*eqn.inputs, *eqn.outvars]
     if any(a.type.dtype.kind == "c" for a in atoms):
-        return False  # complex values are interpreted (INTERPRETED_ONLY's complex-only ops)
+        return False  # complex values: split into real ones by the runtime first (INTERPRETED_ONLY)
     return all(a.type.dtype == dtype for a in atoms if a.type.dtype.kind == "f")
 
 

@@ -1,6 +1,7 @@
 """Complex values through every path against NumPy: eager Tensors, the tape,
-staged functions (interpreted, as code generation has no complex values yet:
-docs/complex.md), vmap, in complex64 and complex128."""
+staged functions (native code since the runtime splits complex values into their
+parts; tests/complex/test_complex_native.py checks that), vmap, in complex64 and
+complex128."""
 import numpy as np
 import pytest
 
