@@ -39,6 +39,7 @@ from ..ir.ops.indexing import concatenate, slice as slice_
 from ..ir.passes import dce
 from ..ir.types import TensorType, real_dtype
 from . import complex_math as cm
+from .complex_fourier import RULES as FOURIER_RULES
 from .complex_math import Pair
 from .lowered import Unsupported
 
@@ -259,7 +260,6 @@ def _binary(f):
 
 
 # op name -> rule(eqn, *operands, **params): the lowering of an op with complex values.
-# The FFT ops (fft, rfft, irfft) are left out on purpose: their native kernels are not wired yet.
 RULES = {
     "add": _binary(cm.add), "sub": _binary(cm.sub), "mul": _binary(cm.mul), "div": _binary(cm.div),
     "eq": _binary(cm.eq), "ne": _binary(cm.ne), "pow": _pow,
@@ -274,9 +274,8 @@ RULES = {
     "cast": _cast, "where": _where, "contract": _contract, "reduce_prod": _reduce_prod,
 }
 
+# The FFT ops: the native kernels' pair ops (complex_fourier.py).
+RULES.update(FOURIER_RULES)
+
 # Why an op with complex values is not lowered (the default: "not lowered to real code yet").
-_REFUSALS = {
-    "fft": "native FFT kernels not wired yet",
-    "rfft": "native FFT kernels not wired yet",
-    "irfft": "native FFT kernels not wired yet",
-}
+_REFUSALS: dict = {}

@@ -32,10 +32,11 @@ INTERPRETED_ONLY = {
     "conj": "complex operands only; complex_split.py makes it real ops",
     "real": "complex operands only; complex_split.py makes it real ops",
     "imag": "complex operands only; complex_split.py makes it real ops",
-    # The FFT's native kernels are not wired yet: a Function holding one runs in the interpreter.
-    "fft": "complex operands only; no native FFT kernel yet",
-    "rfft": "complex results; no native FFT kernel yet",
-    "irfft": "complex operands; no native FFT kernel yet",
+    # The FFT ops take or give complex values: complex_split.py makes them the pair ops
+    # (fft_pairs, rfft_pairs, irfft_pairs), whose native kernels this table covers.
+    "fft": "complex operands only; complex_split.py makes it fft_pairs",
+    "rfft": "complex results; complex_split.py makes it rfft_pairs",
+    "irfft": "complex operands; complex_split.py makes it irfft_pairs",
 }
 
 DTYPES = (np.float32, np.float64)

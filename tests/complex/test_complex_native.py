@@ -21,7 +21,7 @@ from gradtape import ir
 from gradtape.aot.errors import AotError
 from gradtape.runtime import compile_function, config, portable
 
-from .complex_specs import FFT, SPECS
+from .complex_specs import SPECS
 
 DTYPES = (np.complex128, np.complex64)
 # Arithmetic is NumPy's formula, the elementary functions glibc's up to a few units in the
@@ -29,7 +29,7 @@ DTYPES = (np.complex128, np.complex64)
 # largest value of each result.
 RTOL = {np.complex128: 4e-15, np.complex64: 2e-6}
 
-NATIVE_SPECS = [s for s in SPECS if s not in FFT]
+NATIVE_SPECS = SPECS  # numpy.fft's included: the native kernels (codegen/fft_kernels.py)
 
 
 def _close(got, want, rtol):
@@ -60,13 +60,6 @@ def test_products_multiply_in_numpys_order_up_to_their_unrolled_length(dtype):
     long = np.ones(65, dtype)
     compiled = compile_function(gt.make_ir(np.prod, long))
     assert not compiled.native and "reduce_prod: a product of 65 terms" in compiled.fallback_reason
-
-
-@pytest.mark.parametrize("spec", FFT[:3] + FFT[10:11] + FFT[14:15], ids=str)
-def test_ffts_fall_back_until_their_native_kernels_are_wired(spec):
-    args = spec.args(np.random.default_rng(7))
-    compiled = compile_function(gt.make_ir(spec.fn, *args))
-    assert not compiled.native and "native FFT kernels not wired yet" in compiled.fallback_reason
 
 
 # --- special values -----------------------------------------------------------------------------
@@ -208,6 +201,26 @@ def test_a_staged_complex_gradient_runs_native_code(monkeypatch):
     assert program.compiled.native and program.compiled.splits_complex
     e = np.exp(Z)
     np.testing.assert_allclose(got, 2 * np.conj(e * Z) * (e * Z + e), rtol=1e-14)  # 2 conj(w) w', w = z e^z
+
+
+@pytest.mark.parametrize("n", [16, 15, 97])  # radix 4 and 2; radices 3 and 5; Bluestein
+def test_a_staged_spectral_low_pass_gradient_runs_the_native_fft(monkeypatch, n):
+    monkeypatch.setattr(config, "async_compile", False)
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n)
+    keep = np.arange(n // 2 + 1) < n // 4
+
+    def loss(x):
+        low = np.fft.irfft(np.fft.rfft(x) * keep, n=n)
+        return np.sum((x - low) ** 2)
+
+    f = gt.value_and_grad(loss)
+    value, grad = f(x)
+    (program,) = f._programs.values()
+    assert program.compiled.native and program.compiled.splits_complex, program.compiled.fallback_reason
+    high = x - np.fft.irfft(np.fft.rfft(x) * keep, n=n)  # what the low pass leaves: its own gradient
+    np.testing.assert_allclose(value, np.sum(high ** 2), rtol=1e-13)
+    np.testing.assert_allclose(grad, 2 * high, rtol=1e-12, atol=1e-14)
 
 
 def test_vmap_of_a_complex_function_is_native():
