@@ -15,6 +15,7 @@ from ..ir.ops.linalg_decomp import eigh_p, qr_p, qr_sizes, svd_p, svd_sizes
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ._promote import shape_of
+from .complex_numbers import real
 from .linalg_solve import in_double, matrices
 from .shape import reshape
 
@@ -28,11 +29,11 @@ QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 def _eigh(name, a, UPLO):
     if UPLO not in ("L", "U"):
         raise ValueError(f"numpy.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
-    return bind(eigh_p, matrices(name, a), uplo=UPLO, vectors=name == "eigh")
+    return bind(eigh_p, matrices(name, a, complex_ok=True), uplo=UPLO, vectors=name == "eigh")
 
 
 @implements(np.linalg.eigh)
-@in_double()
+@in_double(complex_ok=True)
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices (numpy.linalg.eigh).
 
@@ -58,11 +59,12 @@ def eigh(a, UPLO="L"):
         array([1., 2.])
     """
     packed = _eigh("eigh", a, UPLO)
-    return EighResult(packed[..., 0, :], packed[..., 1:, :])
+    w = packed[..., 0, :]
+    return EighResult(real(w) if w.dtype.kind == "c" else w, packed[..., 1:, :])
 
 
 @implements(np.linalg.eigvalsh)
-@in_double()
+@in_double(complex_ok=True)
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues of symmetric matrices, ascending (numpy.linalg.eigvalsh); see eigh.
 
@@ -75,7 +77,8 @@ def eigvalsh(a, UPLO="L"):
         >>> gradtape.linalg.eigvalsh(gradtape.constant([[2.0, 1.0], [1.0, 2.0]])).numpy()
         array([1., 3.])
     """
-    return _eigh("eigvalsh", a, UPLO)
+    w = _eigh("eigvalsh", a, UPLO)
+    return real(w) if w.dtype.kind == "c" else w
 
 
 def _unpack_svd(packed, m, n, full_matrices):

@@ -29,9 +29,11 @@ from ..atoms import Literal
 from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ._helpers import require_float, same_dtype
+from ._helpers import COMPLEX_OPS, require_float, same_dtype
 from ._matrix import batch_eye, diag_part, mm, mT, tril
-from .indexing import pad, slice as slice_
+from .complex_parts import conj, imag, real
+from .elementwise import cast
+from .indexing import concatenate, pad, slice as slice_
 from .layout import broadcast_to, reduce_sum, reshape
 
 __all__ = ["solve_p", "slogdet_p", "cholesky_p", "pinv_p", "solve", "slogdet", "cholesky", "pinv",
@@ -50,6 +52,7 @@ _NO_CONVERGENCE = {
     "svd": "SVD did not converge", "pinv": "SVD did not converge",
     "lstsq": "SVD did not converge in Linear Least Squares",
     "eigh": "Eigenvalues did not converge", "eigvalsh": "Eigenvalues did not converge",
+    "eig": "Eigenvalues did not converge", "eigvals": "Eigenvalues did not converge",
 }
 _FIXES = {
     "singular": "use numpy.linalg.pinv or numpy.linalg.lstsq for a singular or rank-deficient system",
@@ -201,7 +204,7 @@ def _slogdet_shape(a):
 
 def _slogdet_impl(a):
     sign, logabs = np.linalg.slogdet(a)
-    return np.stack([sign, logabs], axis=-1).astype(a.dtype)
+    return np.stack([sign, logabs.astype(a.dtype)], axis=-1).astype(a.dtype)
 
 
 def _logabs(x: Sym) -> Sym:
@@ -210,16 +213,36 @@ def _logabs(x: Sym) -> Sym:
     return reshape(slice_(x, (0,) * (nd - 1) + (1,), x.shape), x.shape[:-1])
 
 
+def _sign(x: Sym) -> Sym:
+    """The sign part of a packed slogdet (or of its cotangent)."""
+    nd = x.ndim
+    return reshape(slice_(x, (0,) * nd, x.shape[:-1] + (1,)), x.shape[:-1])
+
+
+def _last(x: Sym) -> Sym:
+    return reshape(x, x.shape + (1,))
+
+
+# For complex A, with t = d log det A = tr(A^-1 dA): d log|det A| = Re(t) and the sign
+# det A / |det A| = exp(i Im log det A) moves by i Im(t) sign. Under JAX's pairing the
+# cotangent of t is then Re(ct_logabs) + i Im(ct_sign sign), and A_bar = that times A^-T;
+# for real A the sign is piecewise constant (no derivative) and A_bar = ct_logabs A^-T.
+
 def _slogdet_vjp(ct, out, a):
-    # d log|det A| = tr(A^{-1} dA): the gradient is A^{-T}, the solve of A^T against I.
-    # The sign is piecewise constant: no derivative.
-    ct_l = reshape(_logabs(ct), ct.shape[:-1] + (1, 1))
-    return (ct_l * solve(mT(a), batch_eye(a, a.shape[-1]), name="slogdet"),)
+    ct_t = _logabs(ct)
+    if a.dtype.kind == "c":
+        ct_t = (cast(real(ct_t), a.dtype)
+                + cast(imag(_sign(ct) * _sign(out)), a.dtype) * a.builder.literal(1j, a.dtype))
+    ct_t = reshape(ct_t, ct.shape[:-1] + (1, 1))
+    return (ct_t * solve(mT(a), batch_eye(a, a.shape[-1]), name="slogdet"),)
 
 
 def _slogdet_jvp(ts, out, a):
-    t_l = reduce_sum(diag_part(solve(a, ts[0], name="slogdet")), (a.ndim - 2,))
-    return pad(reshape(t_l, t_l.shape + (1,)), ((0, 0),) * t_l.ndim + ((1, 0),))
+    t = reduce_sum(diag_part(solve(a, ts[0], name="slogdet")), (a.ndim - 2,))
+    if a.dtype.kind == "c":
+        t_sign = cast(imag(t), a.dtype) * a.builder.literal(1j, a.dtype) * _sign(out)
+        return concatenate([_last(t_sign), _last(cast(real(t), a.dtype))], t.ndim)
+    return pad(_last(t), ((0, 0),) * t.ndim + ((1, 0),))
 
 
 shape_rules[slogdet_p] = _slogdet_shape
@@ -350,3 +373,8 @@ def pinv(a: Sym, rcond: float, name: str = "pinv") -> Sym:
 
 
 batching_rules[pinv_p] = _matrix_batch_rule(pinv)
+
+
+# Complex matrices (docs/complex.md): solve and inv are holomorphic, so their real rules hold
+# with plain transposes under JAX's pairing; slogdet has its complex rules above.
+COMPLEX_OPS.update((solve_p, slogdet_p))
