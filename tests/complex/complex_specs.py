@@ -60,6 +60,7 @@ UNARY = [
     _unary("arctan", np.arctan, scale=0.3),
     _unary("arctanh", np.arctanh, scale=0.3),
     _unary("arccosh", np.arccosh, center=2.5),
+    _unary("arcsinh", np.arcsinh, scale=0.3),
     _unary("log2", np.log2, center=2.0),
     _unary("log10", np.log10, center=2.0),
     _unary("exp2", np.exp2),
@@ -174,4 +175,43 @@ FFT = [
     ComplexSpec("power_spectrum", lambda x: np.abs(np.fft.rfft(x)) ** 2, ((7,),), real_args=(0,)),
 ]
 
-SPECS = UNARY + BINARY + REDUCTIONS + CONTRACTIONS + LAYOUT + COMPOSED + FFT
+
+def _shifted(a, by=3.0):
+    """a plus a multiple of the identity: well conditioned, distinct eigenvalues for random a."""
+    return a + by * np.eye(a.shape[-1])
+
+
+def _expm_by_eig(a):
+    """V diag(exp(w)) V^-1: a function of A (its exponential), so independent of the phases."""
+    w, v = np.linalg.eig(a)
+    return np.linalg.solve(np.swapaxes(v, -1, -2), np.swapaxes(v * np.exp(w)[..., None, :], -1, -2))
+
+
+# numpy.linalg of complex matrices (holomorphic: inv, solve, det; not: slogdet's parts, the
+# Hermitian eigh) and the general eig: eigenvector losses are phase-invariant (docs/complex.md)
+LINALG = [
+    ComplexSpec("inv", lambda a: np.linalg.inv(_shifted(a)), ((3, 3),)),
+    ComplexSpec("inv_stack", lambda a: np.linalg.inv(_shifted(a)), ((2, 3, 3),), order=2),
+    ComplexSpec("solve", lambda a, b: np.linalg.solve(_shifted(a), b), ((3, 3), (3,))),
+    ComplexSpec("solve_stack", lambda a, b: np.linalg.solve(_shifted(a), b), ((2, 3, 3), (2, 3, 2)), order=2),
+    ComplexSpec("solve_real_matrix", lambda a, b: np.linalg.solve(_shifted(a), b), ((3, 3), (3,)), real_args=(0,)),
+    ComplexSpec("det", lambda a: np.linalg.det(_shifted(a, 2.0)), ((3, 3),)),
+    ComplexSpec("slogdet_sign", lambda a: np.linalg.slogdet(_shifted(a, 2.0)).sign, ((2, 3, 3),)),
+    ComplexSpec("slogdet_logabsdet", lambda a: np.linalg.slogdet(_shifted(a, 2.0)).logabsdet, ((3, 3),)),
+    ComplexSpec("eigvalsh", np.linalg.eigvalsh, ((3, 3),)),
+    ComplexSpec("eigh_values_upper", lambda a: np.linalg.eigh(a, UPLO="U").eigenvalues, ((2, 3, 3),)),
+    ComplexSpec("eigh_vectors", lambda a: np.abs(np.linalg.eigh(a).eigenvectors) ** 2, ((3, 3),), order=2),
+    ComplexSpec("eigh_vectors_upper", lambda a: np.abs(np.linalg.eigh(a, UPLO="U").eigenvectors), ((3, 3),), order=2),
+    ComplexSpec("eigvals", np.linalg.eigvals, ((3, 3),)),
+    ComplexSpec("eigvals_stack", np.linalg.eigvals, ((2, 3, 3),), order=2),
+    ComplexSpec("eigvals_of_real", lambda x: np.linalg.eigvals(x) + 0j, ((3, 3),), real_args=(0,)),
+    ComplexSpec("eig_values", lambda a: np.linalg.eig(a).eigenvalues, ((3, 3),), order=2),
+    ComplexSpec("eig_vectors", lambda a: np.abs(np.linalg.eig(a).eigenvectors) ** 2, ((3, 3),), order=2),
+    ComplexSpec("eig_vectors_of_real", lambda x: np.abs(np.linalg.eig(x).eigenvectors), ((3, 3),), real_args=(0,),
+                order=2),
+    ComplexSpec("expm_by_eig", _expm_by_eig, ((2, 3, 3),), order=2),
+    ComplexSpec("roots", lambda p: np.roots(p), ((4,),), center=1.0),
+    ComplexSpec("roots_of_real", lambda p: np.roots(p) + 0j, ((4,),), center=1.0, real_args=(0,)),
+]
+
+SPECS = UNARY + BINARY + REDUCTIONS + CONTRACTIONS + LAYOUT + COMPOSED + FFT + LINALG
