@@ -142,6 +142,8 @@ COMPOSED = [
     ComplexSpec("average_weighted", lambda z, w: np.average(z, axis=0, weights=w), ((3, 2), (3,)),
                 center=1.0, real_args=(1,)),
     ComplexSpec("attributes", lambda z: z.real * z.imag + z.conj(), ((2, 3),)),
+    ComplexSpec("sort_complex", np.sort_complex, ((2, 5),)),
+    ComplexSpec("sort_complex_of_real", lambda x: np.sort_complex(x) * (1 - 2j), ((6,),), real_args=(0,)),
 ]
 
 # numpy.fft (functions/fourier.py): lengths, axes and norms; real inputs for the real transforms
