@@ -26,7 +26,7 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import reductions
 from .einsum_forms import contraction_order, sublist_subscripts
-from ._promote import convert, float_operand, normalize_axis, promote, shape_of
+from ._promote import convert, inexact_operand, normalize_axis, promote, shape_of
 from .complex_numbers import conj
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
 from .fresh import always_new
@@ -658,6 +658,18 @@ def _singular_values(x):
     return convert(s, dtype)
 
 
+def _real_norm_operand(x, ord, axis):
+    """|x| for complex x: every norm but the singular-value ones (2, -2, 'nuc' of matrices) is a
+    norm of the absolute values, as NumPy computes it."""
+    if x.dtype.kind != "c":
+        return x
+    matrix = (axis is None and len(shape_of(x)) == 2) or (axis is not None and np.ndim(axis) == 1 and len(axis) == 2)
+    if matrix and ord in (2, -2, "nuc"):
+        raise TypeError(f"norm: complex input is not supported for the {ord!r}-norm of matrices (their singular "
+                        "values: no complex svd yet); the other norms take complex input (docs/complex.md)")
+    return absolute(x)
+
+
 @implements(np.linalg.norm)
 def norm(x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm (numpy.linalg.norm).
@@ -685,7 +697,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         >>> gradtape.norm(gradtape.constant([3.0, 4.0])).numpy()
         array(5.)
     """
-    x = float_operand(x)
+    x = _real_norm_operand(inexact_operand(x), ord, axis)
     ndim = len(shape_of(x))
     if axis is None:
         if ord is None:

@@ -24,7 +24,7 @@ from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import predicates, reductions
 from ._promote import convert, float_operand, inexact_operand, promote, promote_float, refuse_complex, shape_of
-from .complex_numbers import real
+from .complex_numbers import conj, real
 from .linalg import _singular_values, matmul
 from .shape import broadcast_to, reshape, swapaxes
 
@@ -89,6 +89,10 @@ def matrices(name: str, a, square: bool = True, complex_ok: bool = False):
 
 def mT(x):
     return swapaxes(x, -1, -2)
+
+
+def _mH(x):
+    return conj(mT(x)) if x.dtype.kind == "c" else mT(x)
 
 
 def concrete(x):
@@ -232,7 +236,7 @@ def det(a):
 
 
 @implements(np.linalg.cholesky)
-@in_double(1)
+@in_double(1, complex_ok=True)
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of a symmetric positive-definite matrix (numpy.linalg.cholesky).
 
@@ -255,9 +259,9 @@ def cholesky(a, /, *, upper=False):
         array([[2., 0.],
                [1., 2.]])
     """
-    a = matrices("cholesky", a)
-    if upper:
-        return mT(bind(cholesky_p, mT(a)))
+    a = matrices("cholesky", a, complex_ok=True)
+    if upper:  # U = L^H of the Hermitian matrix read from the upper triangle
+        return _mH(bind(cholesky_p, _mH(a)))
     return bind(cholesky_p, a)
 
 

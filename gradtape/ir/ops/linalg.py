@@ -30,7 +30,7 @@ from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ._helpers import COMPLEX_OPS, require_float, same_dtype
-from ._matrix import batch_eye, diag_part, mm, mT, tril
+from ._matrix import batch_eye, diag_part, hermitian_from_lower, mH, mm, mT, to_lower, tril
 from .complex_parts import conj, imag, real
 from .elementwise import cast
 from .indexing import concatenate, pad, slice as slice_
@@ -283,24 +283,24 @@ def _phi(x: Sym) -> Sym:
     return tril(x) * x.builder.sym(Literal(np.tril(np.ones((n, n), x.dtype), -1) + 0.5 * np.eye(n, dtype=x.dtype)))
 
 
-def _symmetric_from_lower(t: Sym) -> Sym:
-    """The symmetric matrix whose lower triangle is t's (what cholesky reads)."""
-    return tril(t) + mT(tril(t, -1))
-
+# Complex (Hermitian positive-definite) A = L L^H: the same rules with L^T -> L^H where
+# the Hermitian tangent is formed, the Hermitian matrix read from the lower triangle and
+# the real part of the diagonal (_matrix.hermitian_from_lower, as zpotrf reads it).
 
 def _cholesky_vjp(ct, lower, a):
-    # dL = L Phi(L^{-1} dS L^{-T}) with dS the symmetric matrix of dA's lower triangle, so
-    # S = L^{-T} Phi(L^T L_bar) L^{-1} pairs with dS, and A_bar = tril(S) + tril(S^T, -1).
+    # dL = L Phi(L^{-1} dS L^{-H}) with dS the Hermitian matrix of dA's lower triangle, so
+    # S = L^{-T} Phi(L^T L_bar) conj(L)^{-1} pairs with dS (JAX's pairing), and A_bar is
+    # to_lower(S) (for real A: tril(S) + tril(S^T, -1)).
     p = _phi(mm(mT(lower), ct))
     x = solve(mT(lower), p, name="cholesky")           # L^{-T} P
-    s = mT(solve(mT(lower), mT(x), name="cholesky"))   # (L^{-T} P) L^{-1}
-    return (tril(s) + tril(mT(s), -1),)
+    s = mT(solve(mH(lower), mT(x), name="cholesky"))   # (L^{-T} P) conj(L)^{-1}
+    return (to_lower(s),)
 
 
 def _cholesky_jvp(ts, lower, a):
-    ds = _symmetric_from_lower(ts[0])
+    ds = hermitian_from_lower(ts[0])
     z = solve(lower, ds, name="cholesky")               # L^{-1} dS
-    y = solve(lower, mT(z), name="cholesky")            # L^{-1} dS L^{-T} (dS symmetric)
+    y = solve(lower, mH(z), name="cholesky")            # L^{-1} dS L^{-H} (dS Hermitian)
     return mm(lower, _phi(y))
 
 
@@ -376,5 +376,5 @@ batching_rules[pinv_p] = _matrix_batch_rule(pinv)
 
 
 # Complex matrices (docs/complex.md): solve and inv are holomorphic, so their real rules hold
-# with plain transposes under JAX's pairing; slogdet has its complex rules above.
-COMPLEX_OPS.update((solve_p, slogdet_p))
+# with plain transposes under JAX's pairing; slogdet and cholesky have their complex rules above.
+COMPLEX_OPS.update((solve_p, slogdet_p, cholesky_p))

@@ -40,9 +40,8 @@ from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ._helpers import COMPLEX_OPS, require_float
-from ._matrix import diag_embed, diag_part, flat_part, guarded_div, mm, mT, pack_flat, rows, tril, zero_in
-from .complex_parts import conj, real
-from .elementwise import cast
+from ._matrix import (conj_if_complex, diag_embed, diag_part, flat_part, guarded_div, hermitian_from_lower, mH, mm,
+                      mT, pack_flat, real_part_as_complex, rows, to_lower, tril, zero_in)
 from .indexing import concatenate, slice
 from .layout import reshape
 from .linalg import linalg_error, refuse_non_finite, solve, square_shape
@@ -64,47 +63,16 @@ def _col(v: Sym) -> Sym:
     return reshape(v, v.shape + (1,))
 
 
-def _lower_symmetric(t: Sym) -> Sym:
-    """The symmetric matrix whose lower triangle is t's (what eigh with UPLO='L' reads).
-
-    For complex t, the Hermitian one: LAPACK's zheevd reads the strictly lower triangle and
-    the real part of the diagonal (its imaginary part is ignored, so its derivative is 0)."""
-    if t.dtype.kind == "c":
-        below = tril(t, -1)
-        return below + _mH(below) + diag_embed(_real_as_complex(diag_part(t)))
-    return tril(t) + mT(tril(t, -1))
-
-
-def _to_lower(g: Sym) -> Sym:
-    """The gradient with respect to A of a function of _lower_symmetric(A), given the one of the symmetric matrix."""
-    if g.dtype.kind == "c":
-        return tril(g, -1) + tril(_mH(g), -1) + diag_embed(_real_as_complex(diag_part(g)))
-    return tril(g) + tril(mT(g), -1)
-
-
-def _mH(x: Sym) -> Sym:
-    """The conjugate transpose of each matrix (the transpose for real x)."""
-    return conj(mT(x)) if x.dtype.kind == "c" else mT(x)
-
-
-def _conj(x: Sym) -> Sym:
-    return conj(x) if x.dtype.kind == "c" else x
-
-
-def _real_as_complex(x: Sym) -> Sym:
-    return cast(real(x), x.dtype) if x.dtype.kind == "c" else x
-
-
 def _symmetric(t: Sym, uplo: str) -> Sym:
     """The symmetric (Hermitian) matrix eigh reads from t: the upper triangle of t is the lower one of t^H."""
-    return _lower_symmetric(t if uplo == "L" else _mH(t))
+    return hermitian_from_lower(t if uplo == "L" else mH(t))
 
 
 def _to_triangle(g: Sym, uplo: str) -> Sym:
     """The gradient with respect to A of a function of _symmetric(A, uplo), given the symmetric matrix's.
 
     Under JAX's pairing the adjoint of X -> X^H is G -> G^H (of X -> X^T, G -> G^T)."""
-    return _to_lower(g) if uplo == "L" else _mH(_to_lower(g))
+    return to_lower(g) if uplo == "L" else mH(to_lower(g))
 
 
 # --- eigh ------------------------------------------------------------------------------------
@@ -148,24 +116,24 @@ def _gaps(w: Sym) -> Sym:
 def _eigh_vjp(ct, out, a, *, uplo, vectors):
     if not vectors:
         _, v = unpack_eigh(eigh(a, uplo))
-        return (_to_triangle(mm(_conj(v) * _row(_real_as_complex(ct)), mT(v)), uplo),)
+        return (_to_triangle(mm(conj_if_complex(v) * _row(real_part_as_complex(ct)), mT(v)), uplo),)
     w, v = unpack_eigh(out)
     n = w.shape[-1]
     w_bar, v_bar = unpack_eigh(ct)
-    w_bar = _real_as_complex(w_bar)
+    w_bar = real_part_as_complex(w_bar)
     if zero_in(ct, ((1, n + 1), (0, n))):   # a loss of the eigenvalues alone: V diag(w_bar) V^T
-        return (_to_triangle(mm(_conj(v) * _row(w_bar), mT(v)), uplo),)
+        return (_to_triangle(mm(conj_if_complex(v) * _row(w_bar), mT(v)), uplo),)
     x = mm(mT(v), v_bar)
     # Only the symmetric part of the inner matrix matters (A is read as symmetric), and the
     # symmetric part of F o X is F o (X - X^T) / 2 since F is antisymmetric.
-    inner = diag_embed(w_bar) + guarded_div(0.5 * (x - _mH(x)), _gaps(w))
-    return (_to_triangle(mm(mm(_conj(v), inner), mT(v)), uplo),)
+    inner = diag_embed(w_bar) + guarded_div(0.5 * (x - mH(x)), _gaps(w))
+    return (_to_triangle(mm(mm(conj_if_complex(v), inner), mT(v)), uplo),)
 
 
 def _eigh_jvp(ts, out, a, *, uplo, vectors):
     w, v = unpack_eigh(out if vectors else eigh(a, uplo))
-    m = mm(mm(_mH(v), _symmetric(ts[0], uplo)), v)        # symmetric (Hermitian)
-    dw = _real_as_complex(diag_part(m))
+    m = mm(mm(mH(v), _symmetric(ts[0], uplo)), v)        # symmetric (Hermitian)
+    dw = real_part_as_complex(diag_part(m))
     if not vectors:
         return dw
     dv = mm(v, guarded_div(m, _gaps(w)))
