@@ -34,6 +34,7 @@ INTERPRETED_ONLY = {
     "fft": "complex operands only; code generation has no complex values yet",
     "rfft": "complex results; code generation has no complex values yet",
     "irfft": "complex operands; code generation has no complex values yet",
+    "eig": "complex results (of real input too); code generation has no complex values yet",
 }
 
 DTYPES = (np.float32, np.float64)
