@@ -27,7 +27,7 @@ from ..tracer.tensor import Tensor
 from . import reductions
 from .einsum_forms import contraction_order, sublist_subscripts
 from ._promote import convert, inexact_operand, normalize_axis, promote, shape_of
-from .complex_numbers import conj
+from .complex_numbers import conj, real
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
 from .fresh import always_new
 
@@ -647,27 +647,28 @@ def _matrix_norm(x, ord, row, col):
 
 
 def _singular_values(x):
-    """The singular values of each matrix (last two axes), computed in float64 as numpy.linalg does."""
+    """The singular values of each matrix (last two axes), computed in float64 (complex128) as
+    numpy.linalg does, in x's real dtype."""
     dtype = _dtype(x)
     shape = tuple(shape_of(x))
     m, n = shape[-2:]
     u, k, _ = svd_sizes(m, n, False)
-    packed = bind(svd_p, convert(x, np.float64), full_matrices=False)
+    double = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    packed = bind(svd_p, convert(x, double), full_matrices=False)
     s = bind(slice_p, packed, starts=(0,) * (len(shape) - 2) + (m * u,),
              stops=shape[:-2] + (m * u + k,), steps=(1,) * (len(shape) - 1))
+    if np.dtype(dtype).kind == "c":
+        return convert(real(s), np.finfo(dtype).dtype)
     return convert(s, dtype)
 
 
 def _real_norm_operand(x, ord, axis):
-    """|x| for complex x: every norm but the singular-value ones (2, -2, 'nuc' of matrices) is a
-    norm of the absolute values, as NumPy computes it."""
+    """|x| for complex x, except for the singular-value norms (2, -2, 'nuc' of matrices): every
+    other norm is a norm of the absolute values, as NumPy computes it."""
     if x.dtype.kind != "c":
         return x
     matrix = (axis is None and len(shape_of(x)) == 2) or (axis is not None and np.ndim(axis) == 1 and len(axis) == 2)
-    if matrix and ord in (2, -2, "nuc"):
-        raise TypeError(f"norm: complex input is not supported for the {ord!r}-norm of matrices (their singular "
-                        "values: no complex svd yet); the other norms take complex input (docs/complex.md)")
-    return absolute(x)
+    return x if matrix and ord in (2, -2, "nuc") else absolute(x)
 
 
 @implements(np.linalg.norm)

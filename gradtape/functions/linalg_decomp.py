@@ -38,7 +38,8 @@ def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices (numpy.linalg.eigh).
 
     Reads one triangle of `a`, as NumPy does, so the gradient is zero in the
-    other. The eigenvectors' derivative divides by eigenvalue gaps: it is NaN
+    other (for complex, Hermitian `a`: and in the diagonal's imaginary part,
+    docs/complex.md). The eigenvectors' derivative divides by eigenvalue gaps: it is NaN
     where two eigenvalues are equal and the loss depends on how their
     eigenvectors turn (docs/numpy.md); eigenvalue losses are always finite.
 
@@ -84,21 +85,22 @@ def eigvalsh(a, UPLO="L"):
 def _unpack_svd(packed, m, n, full_matrices):
     u, k, v = svd_sizes(m, n, full_matrices)
     batch = tuple(shape_of(packed))[:-1]
+    s = packed[..., m * u:m * u + k]
     return (reshape(packed[..., :m * u], batch + (m, u)),
-            packed[..., m * u:m * u + k],
+            real(s) if s.dtype.kind == "c" else s,   # a complex matrix's singular values are real
             reshape(packed[..., m * u + k:], batch + (v, n)))
 
 
-@in_double()
+@in_double(complex_ok=True)
 def singular_values(a):
     """The singular values of each matrix of `a` (descending), differentiable."""
-    a = matrices("svd", a, square=False)
+    a = matrices("svd", a, square=False, complex_ok=True)
     m, n = tuple(shape_of(a))[-2:]
     return _unpack_svd(bind(svd_p, a, full_matrices=False), m, n, False)[1]
 
 
 @implements(np.linalg.svd)
-@in_double()
+@in_double(complex_ok=True)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """Singular value decomposition `a = U @ diag(S) @ Vh` (numpy.linalg.svd).
 
@@ -106,6 +108,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     that the loss couples through U or Vh); those of `U` and `Vh` need
     `full_matrices=False` for a non-square matrix (the extra columns of the
     full U or Vh are an arbitrary basis; NotImplementedError otherwise).
+    Complex matrices give real `S` and complex `U`, `Vh`; each pair of singular
+    vectors has a free phase, so their derivative is that of losses that do
+    not depend on it (docs/complex.md).
 
     Args:
       a: (..., m, n) Tensor or array-like.
@@ -126,7 +131,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """
     if not compute_uv:
         return singular_values(a)
-    a = matrices("svd", a, square=False)
+    a = matrices("svd", a, square=False, complex_ok=True)
     m, n = tuple(shape_of(a))[-2:]
     full = bool(full_matrices)  # square: the same shapes, but ?gesdd's job 'A' as NumPy calls it
     return SVDResult(*_unpack_svd(bind(svd_p, a, full_matrices=full), m, n, full))

@@ -205,6 +205,14 @@ LINALG = [
                 order=2),
     ComplexSpec("norm_fro", np.linalg.norm, ((3, 3),), center=0.5),
     ComplexSpec("norm_1_axis", lambda a: np.linalg.norm(a, 1, axis=1), ((3, 3),), center=0.5),
+    ComplexSpec("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), ((2, 3, 3),)),
+    ComplexSpec("svd_tall_projectors", lambda a: (lambda u: u @ np.conj(np.swapaxes(u, -1, -2)))(
+        np.linalg.svd(a, full_matrices=False).U), ((4, 3),), order=2),
+    ComplexSpec("svd_wide_reassembled", lambda a: (lambda u, s, vh: (u * s ** 2) @ vh)(
+        *np.linalg.svd(a, full_matrices=False)), ((2, 4),), order=2),
+    ComplexSpec("svd_abs_vh", lambda a: np.abs(np.linalg.svd(a).Vh), ((3, 3),), order=2),
+    ComplexSpec("norm_2", lambda a: np.linalg.norm(a, 2), ((3, 4),)),
+    ComplexSpec("norm_nuc", lambda a: np.linalg.norm(a, "nuc"), ((3, 3),)),
     ComplexSpec("eigvalsh", np.linalg.eigvalsh, ((3, 3),)),
     ComplexSpec("eigh_values_upper", lambda a: np.linalg.eigh(a, UPLO="U").eigenvalues, ((2, 3, 3),)),
     ComplexSpec("eigh_vectors", lambda a: np.abs(np.linalg.eigh(a).eigenvectors) ** 2, ((3, 3),), order=2),

@@ -1,5 +1,5 @@
 """gradtape's complex derivatives against JAX's: grad, jvp and vjp of complex losses through
-numpy.linalg (eig, eigvals, inv, solve, det, slogdet, eigh, cholesky, norm), numpy.roots,
+numpy.linalg (eig, eigvals, inv, solve, det, slogdet, eigh, cholesky, svd, norm), numpy.roots,
 sort_complex, arcsinh and the FFT, and hessian(holomorphic=True) and hvp.
 
 Skipped where JAX is not installed (the default environment); run it with JAX's:
@@ -79,6 +79,13 @@ LOSSES = {
         (ROW_WEIGHTS @ xp.abs(_eig(xp, a)[1]) ** 2) * xp.abs(_eig(xp, a)[0])), A),
     "eig_vectors_of_real": (lambda xp, x: xp.sum(
         (ROW_WEIGHTS @ xp.abs(_eig(xp, x)[1])) * xp.real(_eig(xp, x)[0])), X),
+    "svdvals": (lambda xp, a: xp.sum(xp.linalg.svd(a, compute_uv=False) ** 3), A),
+    "svd_reassembled": (lambda xp, a: xp.real(xp.sum(
+        (lambda u, s, vh: (u * s ** 2) @ vh)(*xp.linalg.svd(a, full_matrices=False)) * W)), A),
+    "svd_tall_projector": (lambda xp, a: xp.real(xp.sum(
+        (lambda u: u @ xp.conj(u).T)(xp.linalg.svd(a, full_matrices=False)[0]) * (1 + 1j))), A[:, :2]),
+    "norm_2": (lambda xp, a: xp.linalg.norm(a, 2), A),
+    "norm_nuc_wide": (lambda xp, a: xp.linalg.norm(a, "nuc"), A[:2]),
     "norm_fro": (lambda xp, a: xp.linalg.norm(a), A),
     "norm_1_rows": (lambda xp, a: xp.sum(xp.linalg.norm(a, 1, axis=1) * ROW_WEIGHTS), A),
     "roots": (lambda xp, p: xp.sum(xp.abs(_roots(xp, p)) ** 2), P),
@@ -141,7 +148,8 @@ def test_holomorphic_hessian_is_jaxs():
            jax.hessian(lambda z: f(jnp, z), holomorphic=True)(Z))
 
 
-@pytest.mark.parametrize("name", ["eig_expm", "eig_vector_weights", "inv", "slogdet_sign", "cholesky"])
+@pytest.mark.parametrize("name", ["eig_expm", "eig_vector_weights", "inv", "slogdet_sign", "cholesky",
+                                  "svd_reassembled"])
 def test_hvp_is_the_jvp_of_jaxs_gradient(name):
     loss, z = LOSSES[name]
     t = _tangent(z)

@@ -45,7 +45,9 @@ SAME_AS_NUMPY = {
     "linalg.cholesky_upper": lambda a: np.linalg.cholesky(a[:, :3] @ np.conj(a[:, :3]).T + np.eye(3), upper=True),
     "linalg.norm": np.linalg.norm, "linalg.norm_1": lambda a: np.linalg.norm(a, 1),
     "linalg.norm_inf_rows": lambda a: np.linalg.norm(a, np.inf, axis=1), "linalg.norm_fro": lambda a: np.linalg.norm(a, "fro"),
-    "sort_complex": np.sort_complex,
+    "sort_complex": np.sort_complex, "linalg.svdvals": lambda a: np.linalg.svd(a, compute_uv=False),
+    "linalg.svd_u": lambda a: np.linalg.svd(a).U, "linalg.svd_vh": lambda a: np.linalg.svd(a, full_matrices=False).Vh,
+    "linalg.norm_2": lambda a: np.linalg.norm(a, 2), "linalg.norm_nuc": lambda a: np.linalg.norm(a, "nuc"),
 }
 
 REFUSED = {
@@ -57,8 +59,7 @@ REFUSED = {
     "frexp": lambda a: np.frexp(a)[0], "modf": lambda a: np.modf(a)[0], "i0": np.i0, "median": np.median,
     "percentile": lambda a: np.percentile(a, 30), "nanvar": np.nanvar, "trapezoid": np.trapezoid,
     "gradient": lambda a: np.gradient(a[0]), "histogram": lambda a: np.histogram(a)[0], "cov": np.cov,
-    "linalg.norm_2": lambda a: np.linalg.norm(a, 2), "linalg.norm_nuc": lambda a: np.linalg.norm(a, "nuc"),
-    "linalg.svd": lambda a: np.linalg.svd(a, compute_uv=False), "linalg.qr": lambda a: np.linalg.qr(a)[1],
+    "linalg.qr": lambda a: np.linalg.qr(a)[1], "linalg.pinv": np.linalg.pinv,
     "softmax": gt.softmax, "sigmoid": gt.sigmoid, "erf": gt.erf,
 }
 

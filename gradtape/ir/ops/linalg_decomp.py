@@ -20,6 +20,10 @@ Derivatives (standard results; see docs/numpy.md for where they do not exist):
            m < n: A = [X | Y], R = [U | V]: X_bar by the rule above with (Q_bar + Y V_bar^T, U_bar),
            Y_bar = Q V_bar
 
+Complex matrices (eigh: Hermitian; svd): the same rules with conjugate transposes where the
+tangent is formed and A_bar = conj(U) core V^T under JAX's pairing, plus svd's phase term
+(see the comments above each op's rules and docs/complex.md).
+
 A zero gap (repeated eigenvalue or singular value) makes F infinite: the
 derivative of the vectors does not exist there, and it is NaN, never a
 silent finite number, exactly when the cotangent couples the repeated pair
@@ -40,6 +44,8 @@ from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
 from ._helpers import COMPLEX_OPS, require_float
+from ..atoms import Literal
+from .complex_parts import conj
 from ._matrix import (conj_if_complex, diag_embed, diag_part, flat_part, guarded_div, hermitian_from_lower, mH, mm,
                       mT, pack_flat, real_part_as_complex, rows, to_lower, tril, zero_in)
 from .indexing import concatenate, slice
@@ -204,7 +210,7 @@ def _reduced_only(what, a, full_matrices):
 def _svd_parts(out, a, full_matrices):
     m, n = a.shape[-2:]
     u, s, vh = unpack_svd(out, m, n, full_matrices)
-    return u, s, mT(vh)
+    return u, s, mH(vh)
 
 
 def _sq_gaps(s: Sym) -> Sym:
@@ -217,24 +223,40 @@ def _over_s(x: Sym, s: Sym) -> Sym:
     return guarded_div(x, _row(s), off_diagonal_only=False)
 
 
+def _phase_term(x_u: Sym, s: Sym) -> Sym:
+    """diag(i Im(diag(x)) / s): the phase of each pair (u_i, v_i) is free for complex A; JAX's
+    gauge puts its derivative on U (dU's diagonal term (dS - dS^H) / 2 S^-1), whose adjoint this is."""
+    d = diag_part(x_u)
+    return diag_embed(guarded_div(d - conj(d), s + s, off_diagonal_only=False))
+
+
+# Complex A = U S V^H (JAX's rules): dS = U^H dA V, ds = Re(diag(dS)), the real rules with
+# transposes of the tangents' matrices made conjugate transposes, and dU's extra diagonal
+# (dS - dS^H) / 2 S^-1 (the phase gauge: Im(u_i^H du_i) = Im(dS_ii) / s_i). Under JAX's
+# pairing, A_bar = conj(U) core V^T, the singular values' cotangent counts by its real part.
+
 def _svd_vjp(ct, out, a, *, full_matrices):
     _reduced_only("derivative", a, full_matrices)
     m, n = a.shape[-2:]
     u, s, v = _svd_parts(out, a, full_matrices)
     u_bar, s_bar, vh_bar = unpack_svd(ct, m, n, full_matrices)
+    s_bar = real_part_as_complex(s_bar)
+    cu = conj_if_complex(u)
     nu, k, _ = svd_sizes(m, n, full_matrices)
     if zero_in(ct, ((0, m * nu),)) and zero_in(ct, ((m * nu + k, ct.shape[-1]),)):
-        return (mm(u * _row(s_bar), mT(v)),)   # a loss of the singular values alone: U diag(s_bar) V^T
-    v_bar = mT(vh_bar)
+        return (mm(cu * _row(s_bar), mT(v)),)   # a loss of the singular values alone: U diag(s_bar) V^T
+    v_bar = mH(vh_bar)
     x_u, x_v = mm(mT(u), u_bar), mm(mT(v), v_bar)
     gaps = _sq_gaps(s)
-    core = (guarded_div(x_u - mT(x_u), gaps) * _row(s) + diag_embed(s_bar)
-            + _col(s) * guarded_div(x_v - mT(x_v), gaps))
-    a_bar = mm(mm(u, core), mT(v))
+    core = (guarded_div(x_u - mH(x_u), gaps) * _row(s) + diag_embed(s_bar)
+            + _col(s) * guarded_div(x_v - mH(x_v), gaps))
+    if a.dtype.kind == "c":
+        core = core + _phase_term(x_u, s)
+    a_bar = mm(mm(cu, core), mT(v))
     if m > n:
-        a_bar = a_bar + mm(_over_s(u_bar - mm(u, x_u), s), mT(v))
+        a_bar = a_bar + mm(_over_s(u_bar - mm(cu, x_u), s), mT(v))
     if n > m:
-        a_bar = a_bar + mm(_over_s(u, s), mT(v_bar - mm(v, x_v)))
+        a_bar = a_bar + mm(_over_s(cu, s), mH(v_bar - mm(conj_if_complex(v), x_v)))
     return (a_bar,)
 
 
@@ -243,19 +265,27 @@ def _svd_jvp(ts, out, a, *, full_matrices):
     m, n = a.shape[-2:]
     u, s, v = _svd_parts(out, a, full_matrices)
     da = ts[0]
-    ds_mat = mm(mm(mT(u), da), v)
+    ds_mat = mm(mm(mH(u), da), v)
     gaps = _sq_gaps(s)
     dss = ds_mat * _row(s)          # dS_ij s_j
     sds = _col(s) * ds_mat          # s_i dS_ij
-    du = mm(u, guarded_div(dss + mT(dss), gaps))
-    dv = mm(v, guarded_div(sds + mT(sds), gaps))
+    inner_u = guarded_div(dss + mH(dss), gaps)
+    if a.dtype.kind == "c":
+        inner_u = inner_u + _over_s(0.5 * (ds_mat - mH(ds_mat)) * _eye_like(ds_mat), s)
+    du = mm(u, inner_u)
+    dv = mm(v, guarded_div(sds + mH(sds), gaps))
     if m > n:
         dav = mm(da, v)
-        du = du + _over_s(dav - mm(u, mm(mT(u), dav)), s)
+        du = du + _over_s(dav - mm(u, mm(mH(u), dav)), s)
     if n > m:
-        dau = mm(mT(da), u)
-        dv = dv + _over_s(dau - mm(v, mm(mT(v), dau)), s)
-    return pack_flat([(du, 2), (diag_part(ds_mat), 1), (mT(dv), 2)])
+        dau = mm(mH(da), u)
+        dv = dv + _over_s(dau - mm(v, mm(mH(v), dau)), s)
+    return pack_flat([(du, 2), (real_part_as_complex(diag_part(ds_mat)), 1), (mH(dv), 2)])
+
+
+def _eye_like(x: Sym) -> Sym:
+    n = x.shape[-1]
+    return x.builder.sym(Literal(np.eye(n, dtype=x.dtype)))
 
 
 shape_rules[svd_p] = _svd_shape
@@ -269,6 +299,7 @@ def svd(a: Sym, full_matrices: bool = False) -> Sym:
 
 
 batching_rules[svd_p] = _batch_rule(svd)
+COMPLEX_OPS.add(svd_p)   # the complex rules above
 
 
 # --- qr --------------------------------------------------------------------------------------
