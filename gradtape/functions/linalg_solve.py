@@ -282,7 +282,7 @@ def _pinv_rcond(a, rcond, rtol, default):
 
 
 @implements(np.linalg.pinv)
-@in_double(1)
+@in_double(1, complex_ok=True)
 def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     """The Moore-Penrose pseudo-inverse (numpy.linalg.pinv).
 
@@ -309,12 +309,12 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
         array([[0.5],
                [0. ]])
     """
-    a = matrices("pinv", a, square=False)
+    a = matrices("pinv", a, square=False, complex_ok=True)
     return bind(pinv_p, a, rcond=_pinv_rcond(a, rcond, rtol, 1e-15), name="pinv")
 
 
 @implements(np.linalg.lstsq)
-@in_double(2)
+@in_double(2, complex_ok=True)
 def lstsq(a, b, rcond=None):
     """The least-squares solution of `a @ x = b` (numpy.linalg.lstsq), as `pinv(a, rcond) @ b`.
 
@@ -359,7 +359,8 @@ def lstsq(a, b, rcond=None):
     s = _singular_values(a)
     rank = reductions.sum(ew.cast(ew.greater(s, cutoff * reductions.max(s, initial=0)), np.int64))
     known = concrete(rank)
-    residual = reductions.sum(ew.square(b - matmul(a, x)), axis=0)
+    r = b - matmul(a, x)
+    residual = reductions.sum(ew.square(ew.absolute(r) if r.dtype.kind == "c" else r), axis=0)
     if len(sb) == 1:
         residual = reshape(residual, (1,))
     if known is not None:

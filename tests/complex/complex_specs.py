@@ -211,6 +211,11 @@ LINALG = [
     ComplexSpec("svd_wide_reassembled", lambda a: (lambda u, s, vh: (u * s ** 2) @ vh)(
         *np.linalg.svd(a, full_matrices=False)), ((2, 4),), order=2),
     ComplexSpec("svd_abs_vh", lambda a: np.abs(np.linalg.svd(a).Vh), ((3, 3),), order=2),
+    ComplexSpec("pinv_tall", np.linalg.pinv, ((4, 3),), order=2),
+    ComplexSpec("pinv_wide_stack", np.linalg.pinv, ((2, 2, 3),), order=2),
+    ComplexSpec("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], ((4, 2), (4,)), order=2),
+    ComplexSpec("lstsq_residuals", lambda a, b: np.linalg.lstsq(a, b)[1], ((4, 2), (4, 2)), order=2),
+    ComplexSpec("cond", lambda a: np.linalg.cond(_shifted(a, 1.0)), ((3, 3),), order=2),
     ComplexSpec("norm_2", lambda a: np.linalg.norm(a, 2), ((3, 4),)),
     ComplexSpec("norm_nuc", lambda a: np.linalg.norm(a, "nuc"), ((3, 3),)),
     ComplexSpec("eigvalsh", np.linalg.eigvalsh, ((3, 3),)),

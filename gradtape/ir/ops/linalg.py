@@ -349,17 +349,20 @@ def _pinv_projections(a, p):
 
 def _pinv_vjp(ct, p, a, *, rcond, name):
     # Golub and Pereyra's derivative of the pseudo-inverse, valid where the rank is constant:
-    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P, transposed.
+    # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P, transposed under JAX's pairing
+    # (a term K dA^H pairs as conj(K) with dA; for real A, the real rule with transposes).
     left, right = _pinv_projections(a, p)
-    pt, ctt = mT(p), mT(ct)
-    return (-mm(mm(pt, ct), pt) + mm(mm(left, ctt), mm(p, pt)) + mm(mm(pt, p), mm(ctt, right)),)
+    pt, cth = mT(p), mH(ct)
+    cp = conj(p) if p.dtype.kind == "c" else p
+    cl, cr = (conj(left), conj(right)) if p.dtype.kind == "c" else (left, right)
+    return (-mm(mm(pt, ct), pt) + mm(mm(cl, cth), mm(cp, pt)) + mm(mm(pt, cp), mm(cth, cr)),)
 
 
 def _pinv_jvp(ts, p, a, *, rcond, name):
     left, right = _pinv_projections(a, p)
-    da, pt = ts[0], mT(p)
-    dat = mT(da)
-    return -mm(mm(p, da), p) + mm(mm(p, pt), mm(dat, left)) + mm(mm(right, dat), mm(pt, p))
+    da, ph = ts[0], mH(p)
+    dah = mH(da)
+    return -mm(mm(p, da), p) + mm(mm(p, ph), mm(dah, left)) + mm(mm(right, dah), mm(ph, p))
 
 
 shape_rules[pinv_p] = _pinv_shape
@@ -377,4 +380,4 @@ batching_rules[pinv_p] = _matrix_batch_rule(pinv)
 
 # Complex matrices (docs/complex.md): solve and inv are holomorphic, so their real rules hold
 # with plain transposes under JAX's pairing; slogdet and cholesky have their complex rules above.
-COMPLEX_OPS.update((solve_p, slogdet_p, cholesky_p))
+COMPLEX_OPS.update((solve_p, slogdet_p, cholesky_p, pinv_p))
