@@ -147,7 +147,7 @@ else:  # NumPy < 2
 
 
 @implements(np.linalg.qr)
-@in_double()
+@in_double(complex_ok=True)
 def qr(a, mode="reduced"):
     """QR decomposition `a = Q @ R` (numpy.linalg.qr), for matrices and stacks.
 
@@ -176,7 +176,7 @@ def qr(a, mode="reduced"):
     """
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"numpy.linalg.qr: mode {mode!r} is not supported; use 'reduced', 'complete' or 'r'")
-    a = matrices("qr", a, square=False)
+    a = matrices("qr", a, square=False, complex_ok=True)
     m, n = tuple(shape_of(a))[-2:]
     complete = mode == "complete" and m > n
     q = qr_sizes(m, n, complete)

@@ -211,6 +211,9 @@ LINALG = [
     ComplexSpec("svd_wide_reassembled", lambda a: (lambda u, s, vh: (u * s ** 2) @ vh)(
         *np.linalg.svd(a, full_matrices=False)), ((2, 4),), order=2),
     ComplexSpec("svd_abs_vh", lambda a: np.abs(np.linalg.svd(a).Vh), ((3, 3),), order=2),
+    ComplexSpec("qr_square", lambda a: np.linalg.qr(a).Q, ((3, 3),), order=2),
+    ComplexSpec("qr_tall_r", lambda a: np.linalg.qr(a, mode="r"), ((2, 4, 3),), order=2),
+    ComplexSpec("qr_wide", lambda a: (lambda q, r: q @ r[:, 2:] + r[:, :2])(*np.linalg.qr(a)), ((2, 4),), order=2),
     ComplexSpec("pinv_tall", np.linalg.pinv, ((4, 3),), order=2),
     ComplexSpec("pinv_wide_stack", np.linalg.pinv, ((2, 2, 3),), order=2),
     ComplexSpec("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], ((4, 2), (4,)), order=2),

@@ -1,5 +1,5 @@
 """gradtape's complex derivatives against JAX's: grad, jvp and vjp of complex losses through
-numpy.linalg (eig, eigvals, inv, solve, det, slogdet, eigh, cholesky, svd, pinv, lstsq, norm), numpy.roots,
+numpy.linalg (eig, eigvals, inv, solve, det, slogdet, eigh, cholesky, svd, qr, pinv, lstsq, norm), numpy.roots,
 sort_complex, arcsinh and the FFT, and hessian(holomorphic=True) and hvp.
 
 Skipped where JAX is not installed (the default environment); run it with JAX's:
@@ -84,6 +84,8 @@ LOSSES = {
         (lambda u, s, vh: (u * s ** 2) @ vh)(*xp.linalg.svd(a, full_matrices=False)) * W)), A),
     "svd_tall_projector": (lambda xp, a: xp.real(xp.sum(
         (lambda u: u @ xp.conj(u).T)(xp.linalg.svd(a, full_matrices=False)[0]) * (1 + 1j))), A[:, :2]),
+    "qr_q": (lambda xp, a: xp.real(xp.sum(xp.linalg.qr(a)[0] * W)), A),
+    "qr_tall_r": (lambda xp, a: xp.real(xp.sum(xp.linalg.qr(a)[1] * W[:2])), A[:, :2]),
     "pinv_tall": (lambda xp, a: xp.real(xp.sum(xp.linalg.pinv(a) * W[:2])), A[:, :2]),
     "lstsq": (lambda xp, a: xp.sum(xp.abs(xp.linalg.lstsq(a, B)[0]) ** 2), A[:, :2]),
     "norm_2": (lambda xp, a: xp.linalg.norm(a, 2), A),
@@ -131,6 +133,7 @@ FUNCTIONS = {
     "eigvals_of_real_product": (lambda xp, x: xp.prod(xp.linalg.eigvals(x)), X),
     "cholesky": (lambda xp, a: xp.linalg.cholesky(_positive(xp, a)), A),
     "fft": (lambda xp, z: xp.fft.fft(z), Z),
+    "qr_q": (lambda xp, a: xp.linalg.qr(a)[0], A),
 }
 
 

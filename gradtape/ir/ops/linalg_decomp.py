@@ -351,8 +351,24 @@ def _columns(x: Sym, start: int, stop: int) -> Sym:
     return slice(x, (0,) * (x.ndim - 1) + (start,), x.shape[:-1] + (stop,))
 
 
+# Complex A (JAX's rules): Q^H replaces Q^T where the tangent is formed, and Omega = Q^H dQ,
+# antihermitian, gets the imaginary part of C's diagonal (the phase of each column of Q is
+# fixed by R's real diagonal). Transposed under JAX's pairing, with H = Q^T Q_bar - R_bar R^T:
+# A_bar = (Q_bar + conj(Q) B) R^-T, B = tril(H - H^H, -1) + i Im(diag(H)) - H; for real A
+# this is the copyltu form below.
+
+def _imag_diagonal(x: Sym) -> Sym:
+    """i Im(diag(x)) as a diagonal matrix."""
+    d = diag_part(x)
+    return diag_embed(0.5 * (d - conj(d)))
+
+
 def _square_vjp(q, r, q_bar, r_bar):
     """A_bar of A = Q R with R square and invertible."""
+    if q.dtype.kind == "c":
+        h = mm(mT(q), q_bar) - mm(r_bar, mT(r))
+        b = tril(h - mH(h), -1) + _imag_diagonal(h) - h
+        return mT(solve(r, mT(q_bar + mm(conj(q), b)), name="qr"))
     mmat = mm(r, mT(r_bar)) - mm(mT(q_bar), q)
     copyltu = tril(mmat) + mT(tril(mmat, -1))
     return mT(solve(r, mT(q_bar + mm(q, copyltu)), name="qr"))   # (...) R^{-T}
@@ -361,15 +377,17 @@ def _square_vjp(q, r, q_bar, r_bar):
 def _square_jvp(q, r, dx):
     """(dQ, dR) of A = Q R with R square and invertible, for dA = dx."""
     dx_rinv = _right_solve_upper(dx, r)
-    c = mm(mT(q), dx_rinv)
+    c = mm(mH(q), dx_rinv)
     low = tril(c, -1)
-    omega = low - mT(low)
+    omega = low - mH(low)
+    if c.dtype.kind == "c":
+        omega = omega + _imag_diagonal(c)
     return mm(q, omega - c) + dx_rinv, mm(c - omega, r)
 
 
 # A wide A (m < n) splits as [X | Y] with X square: Q U = X is X's QR, and R = [U | V]
-# with V = Q^T Y. So Y = Q V, and the square rules apply to X with Q's cotangent
-# taking V's share (Q_bar + Y V_bar^T); Y's cotangent is Q V_bar.
+# with V = Q^H Y. So Y = Q V, and the square rules apply to X with Q's cotangent
+# taking V's share (Q_bar + conj(Y) V_bar^H); Y's cotangent is conj(Q) V_bar.
 
 def _qr_vjp(ct, out, a, *, complete):
     _no_complete_tall(a, complete)
@@ -379,8 +397,8 @@ def _qr_vjp(ct, out, a, *, complete):
     if m >= n:
         return (_square_vjp(q, r, q_bar, r_bar),)
     y, v_bar = _columns(a, m, n), _columns(r_bar, m, n)
-    x_bar = _square_vjp(q, _columns(r, 0, m), q_bar + mm(y, mT(v_bar)), _columns(r_bar, 0, m))
-    return (concatenate([x_bar, mm(q, v_bar)], axis=a.ndim - 1),)
+    x_bar = _square_vjp(q, _columns(r, 0, m), q_bar + mm(conj_if_complex(y), mH(v_bar)), _columns(r_bar, 0, m))
+    return (concatenate([x_bar, mm(conj_if_complex(q), v_bar)], axis=a.ndim - 1),)
 
 
 def _qr_jvp(ts, out, a, *, complete):
@@ -391,7 +409,7 @@ def _qr_jvp(ts, out, a, *, complete):
         dq, dr = _square_jvp(q, r, ts[0])
         return pack_flat([(dq, 2), (dr, 2)])
     dq, du = _square_jvp(q, _columns(r, 0, m), _columns(ts[0], 0, m))
-    dv = mm(mT(dq), _columns(a, m, n)) + mm(mT(q), _columns(ts[0], m, n))
+    dv = mm(mH(dq), _columns(a, m, n)) + mm(mH(q), _columns(ts[0], m, n))
     return pack_flat([(dq, 2), (concatenate([du, dv], axis=a.ndim - 1), 2)])
 
 
@@ -406,3 +424,4 @@ def qr(a: Sym, complete: bool = False) -> Sym:
 
 
 batching_rules[qr_p] = _batch_rule(qr)
+COMPLEX_OPS.add(qr_p)   # the complex rules above
