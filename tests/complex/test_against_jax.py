@@ -85,7 +85,7 @@ LOSSES = {
     "svd_tall_projector": (lambda xp, a: xp.real(xp.sum(
         (lambda u: u @ xp.conj(u).T)(xp.linalg.svd(a, full_matrices=False)[0]) * (1 + 1j))), A[:, :2]),
     "qr_q": (lambda xp, a: xp.real(xp.sum(xp.linalg.qr(a)[0] * W)), A),
-    "qr_tall_r": (lambda xp, a: xp.real(xp.sum(xp.linalg.qr(a)[1] * W[:2])), A[:, :2]),
+    "qr_tall_r": (lambda xp, a: xp.real(xp.sum(xp.linalg.qr(a)[1] * W[:2, :2])), A[:, :2]),
     "pinv_tall": (lambda xp, a: xp.real(xp.sum(xp.linalg.pinv(a) * W[:2])), A[:, :2]),
     "lstsq": (lambda xp, a: xp.sum(xp.abs(xp.linalg.lstsq(a, B)[0]) ** 2), A[:, :2]),
     "norm_2": (lambda xp, a: xp.linalg.norm(a, 2), A),
