@@ -14,8 +14,9 @@ from numpy.linalg import LinAlgError  # noqa: F401
 
 from .functions.linalg import norm  # noqa: F401
 from .functions.linalg_decomp import eigh, eigvalsh, qr, svd, svdvals  # noqa: F401
+from .functions.linalg_eig import eig, eigvals  # noqa: F401
 from .functions.linalg_solve import (  # noqa: F401
     cholesky, det, inv, lstsq, matrix_power, multi_dot, pinv, slogdet, solve)
 
-__all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_power", "multi_dot",
+__all__ = ["LinAlgError", "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_power", "multi_dot",
            "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals"]

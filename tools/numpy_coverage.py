@@ -50,8 +50,6 @@ REASONS = {
     "numpy.histogram_bin_edges": "edges from data-dependent ranges",
     "numpy.histogram2d": "bin counts are integers; only JAX's weights= path has a derivative",
     "numpy.histogramdd": "bin counts are integers; only JAX's weights= path has a derivative",
-    "numpy.linalg.eig": "not yet: a general eigendecomposition (LAPACK geev, issue 28) "
-                        "(use numpy.linalg.eigh for symmetric matrices)",
     "numpy.kaiser": "NumPy's kaiser does not dispatch to tensors, and takes float() of beta",
 }
 

@@ -21,7 +21,7 @@ from . import bitwise  # & | ^ ~ << >> of integers
 from . import complex_numbers  # issue 28: real, imag, conj, angle of complex tensors
 from . import fourier  # noqa: F401  (issue 28: numpy.fft on tensors, through NumPy's dispatch)
 from . import applied, polyfit  # noqa: F401  (np.apply_along_axis, piecewise, choose, insert, astype, polyfit)
-from . import linalg_decomp, linalg_solve  # issue 15 point 4: numpy.linalg (public as gradtape.linalg)
+from . import linalg_decomp, linalg_eig, linalg_solve  # issue 15 point 4: numpy.linalg (public as gradtape.linalg)
 from .elementwise import *  # noqa: F401,F403
 from .elementwise_more import *  # noqa: F401,F403
 from .elementwise_division import *  # noqa: F401,F403
@@ -50,6 +50,7 @@ from .bessel import *  # noqa: F401,F403
 from .predicates import *  # noqa: F401,F403
 from .control_flow import *  # noqa: F401,F403
 from .implicit import *  # noqa: F401,F403
+from .linalg_eig import *  # noqa: F401,F403
 
 
 def _public_functions(module: _types.ModuleType) -> list:
@@ -66,7 +67,7 @@ __all__ = [name for module in (elementwise, shape, creation, arrays, reductions,
                                rearrange, joining, sorting, grids,
                                scans, statistics, quantiles, bessel, predicates, elementwise_more, elementwise_division,
                                elementwise_rest, arrays_more, polynomials, calculus, sets, linear_algebra_more, bitwise,
-                               complex_numbers)
+                               complex_numbers, linalg_eig)
            for name in _public_functions(module)]
 
 

@@ -26,8 +26,8 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import reductions
 from .einsum_forms import contraction_order, sublist_subscripts
-from ._promote import convert, float_operand, normalize_axis, promote, shape_of
-from .complex_numbers import conj
+from ._promote import convert, inexact_operand, normalize_axis, promote, shape_of
+from .complex_numbers import conj, real
 from .elementwise import absolute, cast, multiply, not_equal, power, sqrt
 from .fresh import always_new
 
@@ -647,15 +647,28 @@ def _matrix_norm(x, ord, row, col):
 
 
 def _singular_values(x):
-    """The singular values of each matrix (last two axes), computed in float64 as numpy.linalg does."""
+    """The singular values of each matrix (last two axes), computed in float64 (complex128) as
+    numpy.linalg does, in x's real dtype."""
     dtype = _dtype(x)
     shape = tuple(shape_of(x))
     m, n = shape[-2:]
     u, k, _ = svd_sizes(m, n, False)
-    packed = bind(svd_p, convert(x, np.float64), full_matrices=False)
+    double = np.complex128 if np.dtype(dtype).kind == "c" else np.float64
+    packed = bind(svd_p, convert(x, double), full_matrices=False)
     s = bind(slice_p, packed, starts=(0,) * (len(shape) - 2) + (m * u,),
              stops=shape[:-2] + (m * u + k,), steps=(1,) * (len(shape) - 1))
+    if np.dtype(dtype).kind == "c":
+        return convert(real(s), np.finfo(dtype).dtype)
     return convert(s, dtype)
+
+
+def _real_norm_operand(x, ord, axis):
+    """|x| for complex x, except for the singular-value norms (2, -2, 'nuc' of matrices): every
+    other norm is a norm of the absolute values, as NumPy computes it."""
+    if x.dtype.kind != "c":
+        return x
+    matrix = (axis is None and len(shape_of(x)) == 2) or (axis is not None and np.ndim(axis) == 1 and len(axis) == 2)
+    return x if matrix and ord in (2, -2, "nuc") else absolute(x)
 
 
 @implements(np.linalg.norm)
@@ -685,7 +698,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         >>> gradtape.norm(gradtape.constant([3.0, 4.0])).numpy()
         array(5.)
     """
-    x = float_operand(x)
+    x = _real_norm_operand(inexact_operand(x), ord, axis)
     ndim = len(shape_of(x))
     if axis is None:
         if ord is None:

@@ -15,6 +15,7 @@ from ..ir.ops.linalg_decomp import eigh_p, qr_p, qr_sizes, svd_p, svd_sizes
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ._promote import shape_of
+from .complex_numbers import real
 from .linalg_solve import in_double, matrices
 from .shape import reshape
 
@@ -28,16 +29,17 @@ QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 def _eigh(name, a, UPLO):
     if UPLO not in ("L", "U"):
         raise ValueError(f"numpy.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
-    return bind(eigh_p, matrices(name, a), uplo=UPLO, vectors=name == "eigh")
+    return bind(eigh_p, matrices(name, a, complex_ok=True), uplo=UPLO, vectors=name == "eigh")
 
 
 @implements(np.linalg.eigh)
-@in_double()
+@in_double(complex_ok=True)
 def eigh(a, UPLO="L"):
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices (numpy.linalg.eigh).
 
     Reads one triangle of `a`, as NumPy does, so the gradient is zero in the
-    other. The eigenvectors' derivative divides by eigenvalue gaps: it is NaN
+    other (for complex, Hermitian `a`: and in the diagonal's imaginary part,
+    docs/complex.md). The eigenvectors' derivative divides by eigenvalue gaps: it is NaN
     where two eigenvalues are equal and the loss depends on how their
     eigenvectors turn (docs/numpy.md); eigenvalue losses are always finite.
 
@@ -58,11 +60,12 @@ def eigh(a, UPLO="L"):
         array([1., 2.])
     """
     packed = _eigh("eigh", a, UPLO)
-    return EighResult(packed[..., 0, :], packed[..., 1:, :])
+    w = packed[..., 0, :]
+    return EighResult(real(w) if w.dtype.kind == "c" else w, packed[..., 1:, :])
 
 
 @implements(np.linalg.eigvalsh)
-@in_double()
+@in_double(complex_ok=True)
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues of symmetric matrices, ascending (numpy.linalg.eigvalsh); see eigh.
 
@@ -75,27 +78,29 @@ def eigvalsh(a, UPLO="L"):
         >>> gradtape.linalg.eigvalsh(gradtape.constant([[2.0, 1.0], [1.0, 2.0]])).numpy()
         array([1., 3.])
     """
-    return _eigh("eigvalsh", a, UPLO)
+    w = _eigh("eigvalsh", a, UPLO)
+    return real(w) if w.dtype.kind == "c" else w
 
 
 def _unpack_svd(packed, m, n, full_matrices):
     u, k, v = svd_sizes(m, n, full_matrices)
     batch = tuple(shape_of(packed))[:-1]
+    s = packed[..., m * u:m * u + k]
     return (reshape(packed[..., :m * u], batch + (m, u)),
-            packed[..., m * u:m * u + k],
+            real(s) if s.dtype.kind == "c" else s,   # a complex matrix's singular values are real
             reshape(packed[..., m * u + k:], batch + (v, n)))
 
 
-@in_double()
+@in_double(complex_ok=True)
 def singular_values(a):
     """The singular values of each matrix of `a` (descending), differentiable."""
-    a = matrices("svd", a, square=False)
+    a = matrices("svd", a, square=False, complex_ok=True)
     m, n = tuple(shape_of(a))[-2:]
     return _unpack_svd(bind(svd_p, a, full_matrices=False), m, n, False)[1]
 
 
 @implements(np.linalg.svd)
-@in_double()
+@in_double(complex_ok=True)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """Singular value decomposition `a = U @ diag(S) @ Vh` (numpy.linalg.svd).
 
@@ -103,6 +108,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     that the loss couples through U or Vh); those of `U` and `Vh` need
     `full_matrices=False` for a non-square matrix (the extra columns of the
     full U or Vh are an arbitrary basis; NotImplementedError otherwise).
+    Complex matrices give real `S` and complex `U`, `Vh`; each pair of singular
+    vectors has a free phase, so their derivative is that of losses that do
+    not depend on it (docs/complex.md).
 
     Args:
       a: (..., m, n) Tensor or array-like.
@@ -123,7 +131,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """
     if not compute_uv:
         return singular_values(a)
-    a = matrices("svd", a, square=False)
+    a = matrices("svd", a, square=False, complex_ok=True)
     m, n = tuple(shape_of(a))[-2:]
     full = bool(full_matrices)  # square: the same shapes, but ?gesdd's job 'A' as NumPy calls it
     return SVDResult(*_unpack_svd(bind(svd_p, a, full_matrices=full), m, n, full))
@@ -139,7 +147,7 @@ else:  # NumPy < 2
 
 
 @implements(np.linalg.qr)
-@in_double()
+@in_double(complex_ok=True)
 def qr(a, mode="reduced"):
     """QR decomposition `a = Q @ R` (numpy.linalg.qr), for matrices and stacks.
 
@@ -168,7 +176,7 @@ def qr(a, mode="reduced"):
     """
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"numpy.linalg.qr: mode {mode!r} is not supported; use 'reduced', 'complete' or 'r'")
-    a = matrices("qr", a, square=False)
+    a = matrices("qr", a, square=False, complex_ok=True)
     m, n = tuple(shape_of(a))[-2:]
     complete = mode == "complete" and m > n
     q = qr_sizes(m, n, complete)

@@ -23,7 +23,8 @@ from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import predicates, reductions
-from ._promote import convert, float_operand, promote, promote_float, refuse_complex, shape_of
+from ._promote import convert, float_operand, inexact_operand, promote, promote_float, refuse_complex, shape_of
+from .complex_numbers import conj, real
 from .linalg import _singular_values, matmul
 from .shape import broadcast_to, reshape, swapaxes
 
@@ -33,40 +34,48 @@ SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 LstsqResult = collections.namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])
 
 
-def in_double(n_arrays: int = 1):
-    """Compute in float64 and return the input's narrower float dtype, as numpy.linalg does.
+def in_double(n_arrays: int = 1, complex_ok: bool = False):
+    """Compute in float64 (complex128) and return the input's narrower dtype, as numpy.linalg does.
 
     NumPy computes every numpy.linalg function in double precision and casts
-    the results back to float32 for float32 input; so its rounding, and its
-    cutoffs for the rank (pinv, lstsq), are double's. The decorated function
-    receives its first `n_arrays` arguments as float64 and its float results
-    are cast back (a derivative flows through the casts).
+    the results back to single precision for float32 or complex64 input; so
+    its rounding, and its cutoffs for the rank (pinv, lstsq), are double's.
+    The decorated function receives its first `n_arrays` arguments as
+    float64 (complex128 when one is complex) and its float and complex
+    results are cast back to single precision when the input was single
+    (a derivative flows through the casts). Functions without `complex_ok`
+    refuse complex input with a TypeError naming them.
     """
     def wrap(fn):
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            refuse_complex(fn.__name__, *args[:n_arrays])  # complex matrices: not yet (issue 28)
-            head = [float_operand(x) for x in args[:n_arrays]]
+            if not complex_ok:
+                refuse_complex(fn.__name__, *args[:n_arrays])
+            head = [(inexact_operand if complex_ok else float_operand)(x) for x in args[:n_arrays]]
             dtype = np.result_type(*[x.dtype for x in head])
-            if dtype == np.float64:
+            double = np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+            if dtype == double:
                 return fn(*head, *args[n_arrays:], **kwargs)
-            return _narrowed(fn(*[convert(x, np.float64) for x in head], *args[n_arrays:], **kwargs), dtype)
+            return _narrowed(fn(*[convert(x, double) for x in head], *args[n_arrays:], **kwargs), dtype)
         return run
     return wrap
 
 
 def _narrowed(result, dtype):
+    """result's float64 parts as the real dtype of `dtype` (the input's), complex128 as its complex one."""
     if isinstance(result, tuple):
         items = [_narrowed(r, dtype) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
-    if isinstance(result, (Tensor, np.ndarray)) and result.dtype == np.float64:
-        return convert(result, dtype)
+    if isinstance(result, (Tensor, np.ndarray)) and result.dtype.kind in "fc" and result.dtype.itemsize in (8, 16):
+        real = np.finfo(dtype).dtype
+        return convert(result, real if result.dtype.kind == "f" else np.result_type(real, np.complex64))
     return result
 
 
-def matrices(name: str, a, square: bool = True):
-    """`a` as a float stack of matrices, or numpy's LinAlgError naming `name` and the shape."""
-    a = float_operand(a)
+def matrices(name: str, a, square: bool = True, complex_ok: bool = False):
+    """`a` as a float (or, with complex_ok, complex) stack of matrices, or numpy's LinAlgError
+    naming `name` and the shape."""
+    a = inexact_operand(a) if complex_ok else float_operand(a)
     shape = tuple(shape_of(a))
     if len(shape) < 2:
         raise np.linalg.LinAlgError(
@@ -82,6 +91,10 @@ def mT(x):
     return swapaxes(x, -1, -2)
 
 
+def _mH(x):
+    return conj(mT(x)) if x.dtype.kind == "c" else mT(x)
+
+
 def concrete(x):
     """x's value when it has one (eagerly, on a tape), None in a staged function."""
     if not isinstance(x, Tensor):
@@ -93,7 +106,7 @@ def concrete(x):
 
 
 @implements(np.linalg.solve)
-@in_double(2)
+@in_double(2, complex_ok=True)
 def solve(a, b):
     """Solve `a @ x = b` for x (numpy.linalg.solve), differentiable in a and b.
 
@@ -118,7 +131,7 @@ def solve(a, b):
         array([0.5 , 0.25])
     """
     a, b = promote_float(a, b)
-    a = matrices("solve", a)
+    a = matrices("solve", a, complex_ok=True)
     sa, sb = tuple(shape_of(a)), tuple(shape_of(b))
     n = sa[-1]
     vector = len(sb) == 1
@@ -139,7 +152,7 @@ def solve(a, b):
 
 
 @implements(np.linalg.inv)
-@in_double(1)
+@in_double(1, complex_ok=True)
 def inv(a):
     """The inverse of a matrix or of each matrix of a stack (numpy.linalg.inv).
 
@@ -161,14 +174,14 @@ def inv(a):
         array([[0.5 , 0.  ],
                [0.  , 0.25]])
     """
-    a = matrices("inv", a)
+    a = matrices("inv", a, complex_ok=True)
     shape = tuple(shape_of(a))
     eye = np.broadcast_to(np.eye(shape[-1], dtype=a.dtype), shape)
     return bind(solve_p, a, eye, name="inv")
 
 
 @implements(np.linalg.slogdet)
-@in_double(1)
+@in_double(1, complex_ok=True)
 def slogdet(a):
     """Sign and natural log of the absolute determinant (numpy.linalg.slogdet).
 
@@ -190,12 +203,14 @@ def slogdet(a):
         >>> gradtape.linalg.slogdet(gradtape.constant([[2.0, 0.0], [0.0, -4.0]])).logabsdet.numpy()
         array(2.07944154)
     """
-    packed = bind(slogdet_p, matrices("slogdet", a))
-    return SlogdetResult(packed[..., 0], packed[..., 1])
+    a = matrices("slogdet", a, complex_ok=True)
+    packed = bind(slogdet_p, a)
+    logabsdet = packed[..., 1]
+    return SlogdetResult(packed[..., 0], real(logabsdet) if a.dtype.kind == "c" else logabsdet)
 
 
 @implements(np.linalg.det)
-@in_double(1)
+@in_double(1, complex_ok=True)
 def det(a):
     """The determinant (numpy.linalg.det), as `sign * exp(logabsdet)`.
 
@@ -216,12 +231,12 @@ def det(a):
         >>> gradtape.linalg.det(gradtape.constant([[2.0, 1.0], [1.0, 3.0]])).numpy()
         array(5.)
     """
-    sign, logabsdet = slogdet(matrices("det", a))
+    sign, logabsdet = slogdet(matrices("det", a, complex_ok=True))
     return sign * ew.exp(logabsdet)
 
 
 @implements(np.linalg.cholesky)
-@in_double(1)
+@in_double(1, complex_ok=True)
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of a symmetric positive-definite matrix (numpy.linalg.cholesky).
 
@@ -244,9 +259,9 @@ def cholesky(a, /, *, upper=False):
         array([[2., 0.],
                [1., 2.]])
     """
-    a = matrices("cholesky", a)
-    if upper:
-        return mT(bind(cholesky_p, mT(a)))
+    a = matrices("cholesky", a, complex_ok=True)
+    if upper:  # U = L^H of the Hermitian matrix read from the upper triangle
+        return _mH(bind(cholesky_p, _mH(a)))
     return bind(cholesky_p, a)
 
 
@@ -267,7 +282,7 @@ def _pinv_rcond(a, rcond, rtol, default):
 
 
 @implements(np.linalg.pinv)
-@in_double(1)
+@in_double(1, complex_ok=True)
 def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     """The Moore-Penrose pseudo-inverse (numpy.linalg.pinv).
 
@@ -294,12 +309,12 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
         array([[0.5],
                [0. ]])
     """
-    a = matrices("pinv", a, square=False)
+    a = matrices("pinv", a, square=False, complex_ok=True)
     return bind(pinv_p, a, rcond=_pinv_rcond(a, rcond, rtol, 1e-15), name="pinv")
 
 
 @implements(np.linalg.lstsq)
-@in_double(2)
+@in_double(2, complex_ok=True)
 def lstsq(a, b, rcond=None):
     """The least-squares solution of `a @ x = b` (numpy.linalg.lstsq), as `pinv(a, rcond) @ b`.
 
@@ -344,7 +359,8 @@ def lstsq(a, b, rcond=None):
     s = _singular_values(a)
     rank = reductions.sum(ew.cast(ew.greater(s, cutoff * reductions.max(s, initial=0)), np.int64))
     known = concrete(rank)
-    residual = reductions.sum(ew.square(b - matmul(a, x)), axis=0)
+    r = b - matmul(a, x)
+    residual = reductions.sum(ew.square(ew.absolute(r) if r.dtype.kind == "c" else r), axis=0)
     if len(sb) == 1:
         residual = reshape(residual, (1,))
     if known is not None:

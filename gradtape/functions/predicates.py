@@ -58,7 +58,7 @@ def isinf(x):
     x = as_tensor(x)
     if not _is_float(x):
         return zeros_like(x, dtype=_BOOL)
-    return bind(ew_ops.eq_p, ew.abs(x), x.dtype.type(np.inf))
+    return bind(ew_ops.eq_p, ew.abs(x), np.finfo(x.dtype).dtype.type(np.inf))  # |z| is real for complex z
 
 
 @implements(np.isfinite)
@@ -73,7 +73,7 @@ def isfinite(x):
     x = as_tensor(x)
     if not _is_float(x):
         return ones_like(x, dtype=_BOOL)
-    return bind(ew_ops.lt_p, ew.abs(x), x.dtype.type(np.inf))  # NaN < inf is False
+    return bind(ew_ops.lt_p, ew.abs(x), np.finfo(x.dtype).dtype.type(np.inf))  # NaN < inf is False
 
 
 @implements(np.isposinf)

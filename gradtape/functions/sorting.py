@@ -25,9 +25,10 @@ from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from . import reductions
 from ._promote import as_tensor, normalize_axis
+from .complex_numbers import imag, real
 from .shape import getitem, moveaxis, ravel, reshape
 
-__all__ = ["sort", "argsort", "partition", "argpartition", "take_along_axis", "searchsorted", "nonzero"]
+__all__ = ["sort", "sort_complex", "argsort", "partition", "argpartition", "take_along_axis", "searchsorted", "nonzero"]
 
 
 def _no_order(name, order):
@@ -272,3 +273,25 @@ def nonzero(a):
             "use gradtape.where(a != 0, x, 0.0) to select values instead"
         )
     return tuple(Tensor(i.astype(np.int64)) for i in np.nonzero(a.numpy()))
+
+
+@implements(np.sort_complex)
+def sort_complex(a):
+    """a sorted along its last axis, real part first and imaginary part second (numpy.sort_complex).
+
+    Differentiable as sort is (a permutation): the permutation sorts by the
+    imaginary parts and then, stably, by the real parts, so it is NumPy's
+    lexicographic order, NaN last. The result is complex: real input becomes
+    complex128 (complex64 for 8- and 16-bit integers), as in NumPy.
+
+    Example::
+
+        >>> gradtape.sort_complex(gradtape.constant([1 + 2j, 1 - 1j, 0 + 5j])).numpy()
+        array([0.+5.j, 1.-1.j, 1.+2.j])
+    """
+    a = as_tensor(a)
+    if a.dtype.kind != "c":
+        return ew.cast(sort(a, axis=-1), np.complex64 if a.dtype.char in "bhBH" else np.complex128)
+    by_imag = argsort(imag(a), -1)
+    by_real = argsort(take_along_axis(real(a), by_imag, -1), -1)
+    return take_along_axis(a, take_along_axis(by_imag, by_real, -1), -1)

@@ -123,13 +123,17 @@ def jacobian(f, argnums=0, *, mode="auto", sparse=False, holomorphic=False):
     return _jacobian(f, argnums, mode, "jacobian", holomorphic)
 
 
-def hessian(f, argnums=0, *, sparse=False):
+def hessian(f, argnums=0, *, sparse=False, holomorphic=False):
     """The Hessian of a scalar `f`: forward mode over reverse mode, one compiled call.
 
     Args:
       f: a function returning a float scalar.
       argnums: the argument (int) or arguments (tuple) to differentiate.
       sparse: exploit the Hessian's sparsity pattern (see `gradtape.sparse_hessian`).
+      holomorphic: f is holomorphic, of complex inputs with a complex scalar output: the
+        blocks hold f''(z), as JAX's hessian(holomorphic=True). Complex inputs are refused
+        without it, as JAX's (its jacfwd refuses them); for a real function of complex
+        inputs, `hvp` gives the JVP of the gradient (docs/complex.md).
 
     Returns:
       A StagedFunction returning blocks of shape `in.shape + in.shape` (for
@@ -147,9 +151,10 @@ def hessian(f, argnums=0, *, sparse=False):
     _check_callable(f, "hessian")
     _check_argnums(argnums, "hessian")
     if sparse:
-
+        if holomorphic:
+            raise ValueError("hessian: sparse=True does not take holomorphic=True")
         return sparse_hessian(f, argnums)
-    return StagedFunction(f, Hessian(argnums))
+    return StagedFunction(f, Hessian(argnums, holomorphic))
 
 
 def hvp(f):
@@ -163,7 +168,8 @@ def hvp(f):
 
     Returns:
       A StagedFunction `g(x, v, *args)` = ``(d^2 f / dx^2)(x, *args) @ v``, shaped
-      like x. The argument order matches SciPy's `hessp(x, p, *args)`.
+      like x. The argument order matches SciPy's `hessp(x, p, *args)`. For complex x
+      it is the JVP along v of JAX's gradient (``jax.jvp(jax.grad(f), (x,), (v,))``).
 
     Raises:
       TypeError: v not shaped like x; f not returning one float scalar.

@@ -28,7 +28,7 @@ def _wrt(sig, argnums) -> list:
     return [k for i in argnums for k in range(*sig.ranges[i])]
 
 
-def _check_argnums_float(sig, argnums, name, fname, holomorphic=False):
+def _check_argnums_float(sig, argnums, name, fname, holomorphic=False, complex_ok=False):
     n = len(sig.ranges)
     for i in argnums:
         if i >= n:
@@ -42,7 +42,7 @@ def _check_argnums_float(sig, argnums, name, fname, holomorphic=False):
                     f"{name}({fname}) requires float inputs: argument {i} holds a value of dtype "
                     f"{ty.dtype} ({ty}). Pass floats (1.0, not 1), or leave it out of argnums."
                 )
-            if ty.is_complex != holomorphic:
+            if ty.is_complex != holomorphic and not complex_ok:
                 raise TypeError(_complex_refusal(name, fname, f"argument {i}", ty, holomorphic))
 
 
@@ -50,7 +50,11 @@ def _complex_refusal(name, fname, what, ty, holomorphic) -> str:
     """JAX's rule: complex values need holomorphic=True, and holomorphic=True needs them."""
     if holomorphic:
         return f"{name}({fname}) with holomorphic=True requires complex inputs and outputs; {what} is {ty}"
-    fix = "" if name in ("hessian", "hvp") else "pass holomorphic=True for a holomorphic function, or "
+    if name == "hessian":  # JAX's: jacfwd (of the gradient) refuses complex inputs without holomorphic=True
+        return (f"hessian({fname}): {what} is complex ({ty}); pass holomorphic=True for a holomorphic "
+                "function (complex output), or for a real function of complex inputs use hvp (the JVP of "
+                "the gradient) or differentiate the real and imaginary parts (docs/complex.md)")
+    fix = "" if name == "hvp" else "pass holomorphic=True for a holomorphic function, or "
     return (f"{name}({fname}): {what} is complex ({ty}); {fix}differentiate the real and imaginary "
             "parts (docs/complex.md)")
 
@@ -119,17 +123,18 @@ class Hessian:
 
     name = "hessian"
 
-    def __init__(self, argnums):
+    def __init__(self, argnums, holomorphic=False):
         self.single = isinstance(argnums, int)
         self.argnums = (argnums,) if self.single else tuple(argnums)
-        self.key = ("hessian", argnums)
+        self.holomorphic = bool(holomorphic)
+        self.key = ("hessian", argnums, self.holomorphic)
 
     def check(self, sig, fname):
-        _check_argnums_float(sig, self.argnums, self.name, fname)
+        _check_argnums_float(sig, self.argnums, self.name, fname, self.holomorphic)
 
     def build(self, traced, sig, args, fname) -> Program:
         fn = traced.fn
-        _check_scalar(fn, traced.out_skeleton, self.name, fname)
+        _check_scalar(fn, traced.out_skeleton, self.name, fname, self.holomorphic)
         wrt = _wrt(sig, self.argnums)
         grads = gradient_function(fn, wrt)
         hess = jacfwd_function(grads, wrt)
@@ -147,7 +152,7 @@ class Hvp:
     def check(self, sig, fname):
         if len(sig.ranges) < 2 or sig.ranges[0] is None or sig.ranges[1] is None:
             raise TypeError(f"hvp({fname}): call it as hvp(f)(x, v, *args), with v shaped like x")
-        _check_argnums_float(sig, (0,), self.name, fname)
+        _check_argnums_float(sig, (0,), self.name, fname, complex_ok=True)  # JVP of JAX's gradient
         xs, vs = sig.types[slice(*sig.ranges[0])], sig.types[slice(*sig.ranges[1])]
         if xs != vs:
             raise TypeError(
@@ -170,9 +175,11 @@ class Hvp:
         return Program(optimize(hv), skeleton, traced.captured)
 
 
-def _check_scalar(fn, skeleton, name, fname):
+def _check_scalar(fn, skeleton, name, fname, holomorphic=False):
+    """One float scalar (a complex one for holomorphic=True)."""
     out = fn.outvars[0] if fn.outvars else None
     if (skeleton is not None or out is None or out.type.shape != () or not out.type.is_float
-            or out.type.is_complex):
+            or out.type.is_complex != holomorphic):
         got = f"a value of type {out.type}" if skeleton is None and out is not None else f"{len(fn.outvars)} values"
-        raise TypeError(f"{name}({fname}) needs a function returning one float scalar; it returned {got}")
+        kind = "complex" if holomorphic else "float"
+        raise TypeError(f"{name}({fname}) needs a function returning one {kind} scalar; it returned {got}")

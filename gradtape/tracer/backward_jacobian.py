@@ -72,10 +72,14 @@ def jacobian_for(rec: Recording, target, sources):
     be cached (a tape is recording, the recording cannot key a cache, the target was not
     recorded): the caller then runs its vectorized backward instead.
 
-    Its `run(None)` gives one block (a Tensor of shape `target.shape +
+    Complex targets or sources get None too (see below). Its `run(None)` gives one block (a Tensor of shape `target.shape +
     source.shape`) per source, or None for an unconnected source.
     """
     if tape_stack.local.tapes:
+        return None
+    if any(t.dtype.kind == "c" for t in (target, *sources)):
+        # its forward mode's basis is of real tangents; the vectorized backward (reverse mode,
+        # one row per target element) is TensorFlow's Jacobian of complex values
         return None
     question = Question(rec, [target], sources)
     if question.targets[0] is None:

@@ -447,7 +447,10 @@ class GradientTape:
 
         Returns:
           The structure of `sources`, each entry of shape `target.shape +
-          source.shape` (or None for an unconnected source).
+          source.shape` (or None for an unconnected source). For complex
+          targets or sources, entry i is TensorFlow's `gradient` of target
+          element i with output gradient 1 (the conjugate of JAX's gradient
+          of its real part), computed in reverse mode (docs/complex.md).
 
         Raises:
           RuntimeError: on a used non-persistent tape, or with
@@ -476,7 +479,6 @@ class GradientTape:
         if not isinstance(target, Tensor):
             raise TypeError(f"GradientTape.jacobian: target must be a Tensor, got {type(target).__name__}")
         flat_sources = _check_sources(sources)
-        _refuse_complex_jacobian("jacobian", [target, *flat_sources])
         rec = self._begin_use("jacobian")
         if isinstance(target, Variable):  # the variable itself (see `gradient`)
             return tree.unflatten(sources, [_identity_jacobian(target, s, unconnected) for s in flat_sources])
@@ -510,7 +512,7 @@ class GradientTape:
                 out.append(Tensor(np.zeros(target.shape + s.shape, s.dtype)))
             else:
                 out.append(None)
-        return tree.unflatten(sources, out)
+        return tree.unflatten(sources, _tensorflow_convention(out))
 
     def batch_jacobian(
         self,
@@ -557,7 +559,6 @@ class GradientTape:
         _unconnected_mode(unconnected_gradients)  # still reject unknown values
         if not isinstance(target, Tensor) or not isinstance(source, Tensor):
             raise TypeError("GradientTape.batch_jacobian: target and source must be Tensors")
-        _refuse_complex_jacobian("batch_jacobian", [target, source])
         if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
             raise ValueError(
                 f"Need first dimension of target shape ({target.shape}) and source "
@@ -601,7 +602,7 @@ class GradientTape:
             jac = _stack_rows(cols, (row,) + source.shape)  # [row, b, x...]
         perm = (1, 0) + tuple(range(2, jac.ndim))
         jac = bind(ir.all_ops["transpose"], jac, perm=perm)
-        return bind(ir.all_ops["reshape"], jac, shape=out_shape)
+        return _tensorflow_convention([bind(ir.all_ops["reshape"], jac, shape=out_shape)])[0]
 
 
 def _with_variable_targets(grads, flat_targets, seeds, flat_sources) -> list:
@@ -704,16 +705,6 @@ def _seeds(flat_targets, output_gradients) -> list:
             )
         seeds.append(g)  # a Tensor stays one: outer tapes may differentiate through it
     return seeds
-
-
-def _refuse_complex_jacobian(method, tensors):
-    """Jacobians on the tape are of real values: a basis of real tangents would miss the
-    imaginary directions of a complex source (docs/complex.md)."""
-    for t in tensors:
-        if t.dtype.kind == "c":
-            raise TypeError(f"GradientTape.{method}: complex targets and sources are not supported, got "
-                            f"{t.dtype}; take tape.gradient of each output, or use gradtape.jacobian with "
-                            "holomorphic=True for a holomorphic function")
 
 
 def _tensorflow_convention(values) -> list:

@@ -23,9 +23,6 @@ SCIPY_SPECIAL: list = []
 
 # NumPy functions with no gradtape counterpart of the same name, and what to use instead.
 ALTERNATIVES = {
-    "numpy.linalg.eig": "gradtape has no general eigendecomposition yet (LAPACK geev, issue 28); "
-                        "for a symmetric matrix use numpy.linalg.eigh",
-    "numpy.linalg.eigvals": "for a symmetric matrix use numpy.linalg.eigvalsh",
     "numpy.random": "draw with gradtape.random from an explicit key (gradtape.random.key(seed))",
     "numpy.copyto": "NumPy writes into one of its own arrays there (np.full, np.full_like with a NumPy "
                     "prototype, np.copyto); gradtape.full(shape, t) and gradtape.full_like(a, t) take a "

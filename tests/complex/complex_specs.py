@@ -60,6 +60,7 @@ UNARY = [
     _unary("arctan", np.arctan, scale=0.3),
     _unary("arctanh", np.arctanh, scale=0.3),
     _unary("arccosh", np.arccosh, center=2.5),
+    _unary("arcsinh", np.arcsinh, scale=0.3),
     _unary("log2", np.log2, center=2.0),
     _unary("log10", np.log10, center=2.0),
     _unary("exp2", np.exp2),
@@ -141,6 +142,8 @@ COMPOSED = [
     ComplexSpec("average_weighted", lambda z, w: np.average(z, axis=0, weights=w), ((3, 2), (3,)),
                 center=1.0, real_args=(1,)),
     ComplexSpec("attributes", lambda z: z.real * z.imag + z.conj(), ((2, 3),)),
+    ComplexSpec("sort_complex", np.sort_complex, ((2, 5),)),
+    ComplexSpec("sort_complex_of_real", lambda x: np.sort_complex(x) * (1 - 2j), ((6,),), real_args=(0,)),
 ]
 
 # numpy.fft (functions/fourier.py): lengths, axes and norms; real inputs for the real transforms
@@ -174,4 +177,64 @@ FFT = [
     ComplexSpec("power_spectrum", lambda x: np.abs(np.fft.rfft(x)) ** 2, ((7,),), real_args=(0,)),
 ]
 
-SPECS = UNARY + BINARY + REDUCTIONS + CONTRACTIONS + LAYOUT + COMPOSED + FFT
+
+def _shifted(a, by=3.0):
+    """a plus a multiple of the identity: well conditioned, distinct eigenvalues for random a."""
+    return a + by * np.eye(a.shape[-1])
+
+
+def _expm_by_eig(a):
+    """V diag(exp(w)) V^-1: a function of A (its exponential), so independent of the phases."""
+    w, v = np.linalg.eig(a)
+    return np.linalg.solve(np.swapaxes(v, -1, -2), np.swapaxes(v * np.exp(w)[..., None, :], -1, -2))
+
+
+# numpy.linalg of complex matrices (holomorphic: inv, solve, det; not: slogdet's parts, the
+# Hermitian eigh) and the general eig: eigenvector losses are phase-invariant (docs/complex.md)
+LINALG = [
+    ComplexSpec("inv", lambda a: np.linalg.inv(_shifted(a)), ((3, 3),)),
+    ComplexSpec("inv_stack", lambda a: np.linalg.inv(_shifted(a)), ((2, 3, 3),), order=2),
+    ComplexSpec("solve", lambda a, b: np.linalg.solve(_shifted(a), b), ((3, 3), (3,))),
+    ComplexSpec("solve_stack", lambda a, b: np.linalg.solve(_shifted(a), b), ((2, 3, 3), (2, 3, 2)), order=2),
+    ComplexSpec("solve_real_matrix", lambda a, b: np.linalg.solve(_shifted(a), b), ((3, 3), (3,)), real_args=(0,)),
+    ComplexSpec("det", lambda a: np.linalg.det(_shifted(a, 2.0)), ((3, 3),)),
+    ComplexSpec("slogdet_sign", lambda a: np.linalg.slogdet(_shifted(a, 2.0)).sign, ((2, 3, 3),)),
+    ComplexSpec("slogdet_logabsdet", lambda a: np.linalg.slogdet(_shifted(a, 2.0)).logabsdet, ((3, 3),)),
+    ComplexSpec("cholesky", lambda a: np.linalg.cholesky(_shifted(a, 2.0)), ((3, 3),), order=2),
+    ComplexSpec("cholesky_upper_stack", lambda a: np.linalg.cholesky(_shifted(a, 2.0), upper=True), ((2, 3, 3),),
+                order=2),
+    ComplexSpec("norm_fro", np.linalg.norm, ((3, 3),), center=0.5),
+    ComplexSpec("norm_1_axis", lambda a: np.linalg.norm(a, 1, axis=1), ((3, 3),), center=0.5),
+    ComplexSpec("svdvals", lambda a: np.linalg.svd(a, compute_uv=False), ((2, 3, 3),)),
+    ComplexSpec("svd_tall_projectors", lambda a: (lambda u: u @ np.conj(np.swapaxes(u, -1, -2)))(
+        np.linalg.svd(a, full_matrices=False).U), ((4, 3),), order=2),
+    ComplexSpec("svd_wide_reassembled", lambda a: (lambda u, s, vh: (u * s ** 2) @ vh)(
+        *np.linalg.svd(a, full_matrices=False)), ((2, 4),), order=2),
+    ComplexSpec("svd_abs_vh", lambda a: np.abs(np.linalg.svd(a).Vh), ((3, 3),), order=2),
+    ComplexSpec("qr_square", lambda a: np.linalg.qr(a).Q, ((3, 3),), order=2),
+    ComplexSpec("qr_tall_r", lambda a: np.linalg.qr(a, mode="r"), ((2, 4, 3),), order=2),
+    ComplexSpec("qr_wide", lambda a: (lambda q, r: q @ r[:, 2:] + r[:, :2])(*np.linalg.qr(a)), ((2, 4),), order=2),
+    ComplexSpec("pinv_tall", np.linalg.pinv, ((4, 3),), order=2),
+    ComplexSpec("pinv_wide_stack", np.linalg.pinv, ((2, 2, 3),), order=2),
+    ComplexSpec("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], ((4, 2), (4,)), order=2),
+    ComplexSpec("lstsq_residuals", lambda a, b: np.linalg.lstsq(a, b)[1], ((4, 2), (4, 2)), order=2),
+    ComplexSpec("cond", lambda a: np.linalg.cond(_shifted(a, 1.0)), ((3, 3),), order=2),
+    ComplexSpec("norm_2", lambda a: np.linalg.norm(a, 2), ((3, 4),)),
+    ComplexSpec("norm_nuc", lambda a: np.linalg.norm(a, "nuc"), ((3, 3),)),
+    ComplexSpec("eigvalsh", np.linalg.eigvalsh, ((3, 3),)),
+    ComplexSpec("eigh_values_upper", lambda a: np.linalg.eigh(a, UPLO="U").eigenvalues, ((2, 3, 3),)),
+    ComplexSpec("eigh_vectors", lambda a: np.abs(np.linalg.eigh(a).eigenvectors) ** 2, ((3, 3),), order=2),
+    ComplexSpec("eigh_vectors_upper", lambda a: np.abs(np.linalg.eigh(a, UPLO="U").eigenvectors), ((3, 3),), order=2),
+    ComplexSpec("eigvals", np.linalg.eigvals, ((3, 3),)),
+    ComplexSpec("eigvals_stack", np.linalg.eigvals, ((2, 3, 3),), order=2),
+    ComplexSpec("eigvals_of_real", lambda x: np.linalg.eigvals(x) + 0j, ((3, 3),), real_args=(0,)),
+    ComplexSpec("eig_values", lambda a: np.linalg.eig(a).eigenvalues, ((3, 3),), order=2),
+    ComplexSpec("eig_vectors", lambda a: np.abs(np.linalg.eig(a).eigenvectors) ** 2, ((3, 3),), order=2),
+    ComplexSpec("eig_vectors_of_real", lambda x: np.abs(np.linalg.eig(x).eigenvectors), ((3, 3),), real_args=(0,),
+                order=2),
+    ComplexSpec("expm_by_eig", _expm_by_eig, ((2, 3, 3),), order=2),
+    ComplexSpec("roots", lambda p: np.roots(p), ((4,),), center=1.0),
+    ComplexSpec("roots_of_real", lambda p: np.roots(p) + 0j, ((4,),), center=1.0, real_args=(0,)),
+]
+
+SPECS = UNARY + BINARY + REDUCTIONS + CONTRACTIONS + LAYOUT + COMPOSED + FFT + LINALG

@@ -65,8 +65,31 @@ def test_jacobian_and_hessian_refuse_complex_values_without_holomorphic():
     with pytest.raises(TypeError, match=re.escape("argument 0 is complex (c128[3]); pass holomorphic=True")):
         gt.jacobian(lambda z: z * z)(Z)
     with pytest.raises(TypeError, match=re.escape("hessian(<lambda>): argument 0 is complex (c128[3]); "
-                                                  "differentiate the real and imaginary parts")):
+                                                  "pass holomorphic=True for a holomorphic function")):
         gt.hessian(lambda z: np.sum(np.abs(z)))(Z)
+
+
+def test_holomorphic_hessian_is_the_second_complex_derivative():
+    f = lambda z: np.sum(z ** 3 + np.exp(z) * z[0])  # noqa: E731
+    got = gt.hessian(f, holomorphic=True)(Z)
+    want = np.diag(6 * Z + np.exp(Z) * Z[0])  # d2/dz_i dz_j of sum(z^3) + z0 sum(exp z)
+    want[0, :] += np.exp(Z)
+    want[:, 0] += np.exp(Z)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    second = gt.grad(lambda z: gt.grad(f, holomorphic=True)(z)[1], holomorphic=True)(Z)
+    np.testing.assert_allclose(got[1], second, rtol=1e-12)  # a row of it, by nested grads
+    with pytest.raises(TypeError, match="needs a function returning one complex scalar"):
+        gt.hessian(lambda z: np.sum(np.abs(z)), holomorphic=True)(Z)
+
+
+def test_hvp_of_a_real_loss_of_complex_values_is_the_jvp_of_jaxs_gradient():
+    loss = lambda z: np.sum(np.abs(z) ** 4 + np.real(z[0] * z[1] * 1j))  # noqa: E731
+    v = np.array([1 + 0.5j, -0.2j, 0.3 - 1j])
+    got = gt.hvp(loss)(Z, v)
+    step = 1e-6
+    grad = gt.grad(loss)
+    np.testing.assert_allclose(got, (grad(Z + step * v) - grad(Z - step * v)) / (2 * step), rtol=1e-7)
+    np.testing.assert_allclose(got, gt.jvp(grad, (Z,), (v,))[1], rtol=1e-14)
 
 
 def test_tape_gradients_follow_tensorflow_the_conjugate_of_jaxs():
@@ -209,14 +232,50 @@ def test_vjp_linearize_and_forward_accumulator_on_complex_values():
     np.testing.assert_allclose(acc.jvp(y).numpy(), gt.jvp(lambda a: a * np.abs(a), (z,), (t,))[1], rtol=1e-14)
 
 
-def test_jacobians_of_real_bases_refuse_complex_values():
-    z = gt.constant(Z)
+def _tape_rows(f, value):
+    """TensorFlow's Jacobian by hand: row i is tape.gradient of element i of f (unit output gradient)."""
+    rows = []
+    for i in range(np.size(f(value))):
+        x = gt.constant(value)
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = gt.reshape(f(x), (-1,))[i]
+        rows.append(tape.gradient(y, x).numpy())
+    return np.stack(rows).reshape(np.shape(f(value)) + np.shape(value))
+
+
+TAPE_JACOBIAN_CASES = {
+    "complex_to_complex": (Z, lambda a: a ** 2 * np.sum(np.abs(a))),
+    "complex_to_real": (Z, lambda a: np.abs(a) * np.real(a[0])),
+    "real_to_complex": (np.array([0.5, -1.0]), lambda a: np.exp(1j * a) * (1 + 2j)),
+}
+
+
+@pytest.mark.parametrize("pfor", [True, False], ids=["pfor", "loop"])
+@pytest.mark.parametrize("case", sorted(TAPE_JACOBIAN_CASES))
+def test_tape_jacobians_of_complex_values_are_tensorflows_rows_of_gradients(case, pfor):
+    value, f = TAPE_JACOBIAN_CASES[case]
+    want = _tape_rows(f, value)
+    x = gt.constant(value)
     with gt.GradientTape(persistent=True) as tape:
-        tape.watch(z)
-        y = np.abs(z) ** 2
-    for method in (tape.jacobian, tape.batch_jacobian):
-        with pytest.raises(TypeError, match="complex targets and sources are not supported"):
-            method(y, z)
+        tape.watch(x)
+        y = f(x)
+    got = tape.jacobian(y, x, experimental_use_pfor=pfor).numpy()
+    assert got.dtype == value.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+    # row i is the conjugate of JAX's gradient of Re(y_i) (the cotangent 1 pairs with Re(dy_i))
+    jax_rows = [gt.grad(lambda a, i=i: np.real(f(a)[i]))(value) for i in range(len(want))]
+    np.testing.assert_allclose(got, np.conj(np.stack(jax_rows)), rtol=1e-14, atol=1e-14)
+    xs = gt.constant(np.stack([value, 2 * value]))
+    with gt.GradientTape(persistent=True) as tape:
+        tape.watch(xs)
+        ys = gt.stack([f(xs[0]), f(xs[1])])
+    batch = tape.batch_jacobian(ys, xs, experimental_use_pfor=pfor).numpy()
+    np.testing.assert_allclose(batch[0], want, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(batch[1], _tape_rows(f, 2 * value), rtol=1e-14, atol=1e-14)
+
+
+def test_sparse_jacobians_refuse_complex_values():
     with pytest.raises(TypeError, match="sparse Jacobians are of real arrays"):
         gt.jacobian(lambda a: a * a, sparse=True)(Z)
 

@@ -124,6 +124,14 @@ SPECS = [
           [spd(2, 3, 3, dtype=np.float32)], lambda a: _np_flat(*(x ** 2 for x in np.linalg.eigh(a, UPLO="U"))),
           ("eigh",)),
     _spec("eigvalsh", L.eigvalsh, [spd(3, 3)], np.linalg.eigvalsh, ("eigh",)),
+    # eig (general matrices: complex eigenvalues, real input): values, and eigenvectors through
+    # their phase-invariant |v|^2 (docs/complex.md). Not float32 here: the finite differences'
+    # float32 step (3e-2) reorders geev's eigenvalues; tests/complex checks complex64 gradients.
+    _spec("eig_values", lambda a: _flat(np.real(L.eigvals(a)), np.imag(L.eigvals(a))), [well_conditioned(3, 3)],
+          lambda a: _np_flat(np.real(np.linalg.eigvals(a)), np.imag(np.linalg.eigvals(a))), ("eig",)),
+    _spec("eig_vectors_stack", lambda a: _flat(np.abs(L.eig(a).eigenvalues), np.abs(L.eig(a).eigenvectors) ** 2),
+          [well_conditioned(2, 3, 3)],
+          lambda a: _np_flat(np.abs(np.linalg.eig(a)[0]), np.abs(np.linalg.eig(a)[1]) ** 2), ("eig",)),
     # svd: square, tall and wide, reduced and full, values only
     _spec("svd_square", _svd_loss(True), [distinct_singular_values(3, 3)], _np_svd_loss(True), ("svd",)),
     _spec("svd_tall", _svd_loss(False), [distinct_singular_values(4, 3)], _np_svd_loss(False), ("svd",)),

@@ -37,8 +37,8 @@ def test_where_on_tensors():
 
 def test_unsupported_numpy_function_is_an_error_naming_it():
     x = gt.constant(np.eye(2))
-    with pytest.raises(gt.UnsupportedNumPyFunction, match=r"numpy\.linalg\.eig on Tensors"):
-        np.linalg.eig(x)
+    with pytest.raises(gt.UnsupportedNumPyFunction, match=r"numpy\.linalg\.matrix_rank on Tensors"):
+        np.linalg.matrix_rank(x)
     with pytest.raises(TypeError, match=r"numpy\.spacing on Tensors"):
         np.spacing(x)
     with pytest.raises(TypeError, match=r"numpy\.add\.accumulate on Tensors"):

@@ -19,6 +19,7 @@ from .indexing import *  # noqa: F401,F403
 from .contract import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .linalg_decomp import *  # noqa: F401,F403
+from .linalg_eig import *  # noqa: F401,F403
 from .call import *  # noqa: F401,F403
 from .custom import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403

@@ -11,8 +11,9 @@ import numpy as np
 
 from ..atoms import Literal, Var
 from ..builder import Sym
+from .complex_parts import conj, real
 from .contract import contract
-from .elementwise import eq, ne, where
+from .elementwise import cast, eq, ne, where
 from .indexing import concatenate, gather, scatter_add, slice as slice_, unslice_p
 from .layout import broadcast_to, reshape, transpose
 
@@ -131,3 +132,37 @@ def zero_in(ct: Sym, region) -> bool:
             lead = len(starts) - len(region)
             return any(stops[lead + i] <= lo or starts[lead + i] >= hi for i, (lo, hi) in enumerate(region))
     return False
+
+
+# --- Hermitian matrices from one triangle (cholesky, eigh of complex matrices) ----------------
+# LAPACK's zpotrf and zheevd read the strictly lower triangle and the real part of the
+# diagonal: the imaginary part of the diagonal is ignored, so its derivative is 0.
+
+def mH(x: Sym) -> Sym:
+    """The conjugate transpose of each matrix (the transpose for real x)."""
+    return conj(mT(x)) if x.dtype.kind == "c" else mT(x)
+
+
+def conj_if_complex(x: Sym) -> Sym:
+    return conj(x) if x.dtype.kind == "c" else x
+
+
+def real_part_as_complex(x: Sym) -> Sym:
+    """Re(x) in x's complex dtype (x itself when real)."""
+    return cast(real(x), x.dtype) if x.dtype.kind == "c" else x
+
+
+def hermitian_from_lower(t: Sym) -> Sym:
+    """The symmetric (Hermitian, for complex t) matrix whose lower triangle is t's."""
+    if t.dtype.kind == "c":
+        below = tril(t, -1)
+        return below + mH(below) + diag_embed(real_part_as_complex(diag_part(t)))
+    return tril(t) + mT(tril(t, -1))
+
+
+def to_lower(g: Sym) -> Sym:
+    """The gradient with respect to t of a function of hermitian_from_lower(t), given the one of
+    the Hermitian matrix (JAX's pairing: the adjoint of X -> X^H is G -> G^H)."""
+    if g.dtype.kind == "c":
+        return tril(g, -1) + tril(mH(g), -1) + diag_embed(real_part_as_complex(diag_part(g)))
+    return tril(g) + tril(mT(g), -1)

@@ -83,12 +83,26 @@ vjp_rules[ew.abs_p] = lambda ct, out, x: (
 jvp_rules[ew.abs_p] = lambda ts, out, x: (
     real(conj(complex_sign(x)) * ts[0]) if x.dtype.kind == "c" else _real_abs_jvp(ts, out, x))
 
+# arcsinh: the real rule is 1 / hypot(1, x), which has no complex meaning; for complex z
+# arcsinh'(z) = 1 / sqrt(1 + z^2), whose principal branch cuts (z = iy, |y| > 1) are arcsinh's.
+_real_arcsinh_vjp, _real_arcsinh_jvp = vjp_rules[ew.arcsinh_p], jvp_rules[ew.arcsinh_p]
+
+
+def _arcsinh_slope(z):
+    return 1.0 / ew.sqrt(1.0 + z * z)
+
+
+vjp_rules[ew.arcsinh_p] = lambda ct, out, x: (
+    (ct * _arcsinh_slope(x),) if x.dtype.kind == "c" else _real_arcsinh_vjp(ct, out, x))
+jvp_rules[ew.arcsinh_p] = lambda ts, out, x: (
+    ts[0] * _arcsinh_slope(x) if x.dtype.kind == "c" else _real_arcsinh_jvp(ts, out, x))
+
 # Holomorphic functions keep their real rules (f'(z) by the same formula); these take
 # complex operands with NumPy's meaning (principal branches).
 COMPLEX_OPS.update((
     conj_p, real_p, imag_p, ew.abs_p, ew.neg_p,
     ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sqrt_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
-    ew.sinh_p, ew.cosh_p, ew.arcsin_p, ew.arccos_p, ew.arctan_p, ew.arctanh_p, ew.arccosh_p,
+    ew.sinh_p, ew.cosh_p, ew.arcsin_p, ew.arccos_p, ew.arctan_p, ew.arctanh_p, ew.arccosh_p, ew.arcsinh_p,
     ew.log2_p, ew.log10_p, ew.exp2_p,
     ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.pow_p, ew.eq_p, ew.ne_p,
 ))

@@ -29,9 +29,11 @@ from ..atoms import Literal
 from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ._helpers import require_float, same_dtype
-from ._matrix import batch_eye, diag_part, mm, mT, tril
-from .indexing import pad, slice as slice_
+from ._helpers import COMPLEX_OPS, require_float, same_dtype
+from ._matrix import batch_eye, diag_part, hermitian_from_lower, mH, mm, mT, to_lower, tril
+from .complex_parts import conj, imag, real
+from .elementwise import cast
+from .indexing import concatenate, pad, slice as slice_
 from .layout import broadcast_to, reduce_sum, reshape
 
 __all__ = ["solve_p", "slogdet_p", "cholesky_p", "pinv_p", "solve", "slogdet", "cholesky", "pinv",
@@ -50,6 +52,7 @@ _NO_CONVERGENCE = {
     "svd": "SVD did not converge", "pinv": "SVD did not converge",
     "lstsq": "SVD did not converge in Linear Least Squares",
     "eigh": "Eigenvalues did not converge", "eigvalsh": "Eigenvalues did not converge",
+    "eig": "Eigenvalues did not converge", "eigvals": "Eigenvalues did not converge",
 }
 _FIXES = {
     "singular": "use numpy.linalg.pinv or numpy.linalg.lstsq for a singular or rank-deficient system",
@@ -201,7 +204,7 @@ def _slogdet_shape(a):
 
 def _slogdet_impl(a):
     sign, logabs = np.linalg.slogdet(a)
-    return np.stack([sign, logabs], axis=-1).astype(a.dtype)
+    return np.stack([sign, logabs.astype(a.dtype)], axis=-1).astype(a.dtype)
 
 
 def _logabs(x: Sym) -> Sym:
@@ -210,16 +213,36 @@ def _logabs(x: Sym) -> Sym:
     return reshape(slice_(x, (0,) * (nd - 1) + (1,), x.shape), x.shape[:-1])
 
 
+def _sign(x: Sym) -> Sym:
+    """The sign part of a packed slogdet (or of its cotangent)."""
+    nd = x.ndim
+    return reshape(slice_(x, (0,) * nd, x.shape[:-1] + (1,)), x.shape[:-1])
+
+
+def _last(x: Sym) -> Sym:
+    return reshape(x, x.shape + (1,))
+
+
+# For complex A, with t = d log det A = tr(A^-1 dA): d log|det A| = Re(t) and the sign
+# det A / |det A| = exp(i Im log det A) moves by i Im(t) sign. Under JAX's pairing the
+# cotangent of t is then Re(ct_logabs) + i Im(ct_sign sign), and A_bar = that times A^-T;
+# for real A the sign is piecewise constant (no derivative) and A_bar = ct_logabs A^-T.
+
 def _slogdet_vjp(ct, out, a):
-    # d log|det A| = tr(A^{-1} dA): the gradient is A^{-T}, the solve of A^T against I.
-    # The sign is piecewise constant: no derivative.
-    ct_l = reshape(_logabs(ct), ct.shape[:-1] + (1, 1))
-    return (ct_l * solve(mT(a), batch_eye(a, a.shape[-1]), name="slogdet"),)
+    ct_t = _logabs(ct)
+    if a.dtype.kind == "c":
+        ct_t = (cast(real(ct_t), a.dtype)
+                + cast(imag(_sign(ct) * _sign(out)), a.dtype) * a.builder.literal(1j, a.dtype))
+    ct_t = reshape(ct_t, ct.shape[:-1] + (1, 1))
+    return (ct_t * solve(mT(a), batch_eye(a, a.shape[-1]), name="slogdet"),)
 
 
 def _slogdet_jvp(ts, out, a):
-    t_l = reduce_sum(diag_part(solve(a, ts[0], name="slogdet")), (a.ndim - 2,))
-    return pad(reshape(t_l, t_l.shape + (1,)), ((0, 0),) * t_l.ndim + ((1, 0),))
+    t = reduce_sum(diag_part(solve(a, ts[0], name="slogdet")), (a.ndim - 2,))
+    if a.dtype.kind == "c":
+        t_sign = cast(imag(t), a.dtype) * a.builder.literal(1j, a.dtype) * _sign(out)
+        return concatenate([_last(t_sign), _last(cast(real(t), a.dtype))], t.ndim)
+    return pad(_last(t), ((0, 0),) * t.ndim + ((1, 0),))
 
 
 shape_rules[slogdet_p] = _slogdet_shape
@@ -260,24 +283,24 @@ def _phi(x: Sym) -> Sym:
     return tril(x) * x.builder.sym(Literal(np.tril(np.ones((n, n), x.dtype), -1) + 0.5 * np.eye(n, dtype=x.dtype)))
 
 
-def _symmetric_from_lower(t: Sym) -> Sym:
-    """The symmetric matrix whose lower triangle is t's (what cholesky reads)."""
-    return tril(t) + mT(tril(t, -1))
-
+# Complex (Hermitian positive-definite) A = L L^H: the same rules with L^T -> L^H where
+# the Hermitian tangent is formed, the Hermitian matrix read from the lower triangle and
+# the real part of the diagonal (_matrix.hermitian_from_lower, as zpotrf reads it).
 
 def _cholesky_vjp(ct, lower, a):
-    # dL = L Phi(L^{-1} dS L^{-T}) with dS the symmetric matrix of dA's lower triangle, so
-    # S = L^{-T} Phi(L^T L_bar) L^{-1} pairs with dS, and A_bar = tril(S) + tril(S^T, -1).
+    # dL = L Phi(L^{-1} dS L^{-H}) with dS the Hermitian matrix of dA's lower triangle, so
+    # S = L^{-T} Phi(L^T L_bar) conj(L)^{-1} pairs with dS (JAX's pairing), and A_bar is
+    # to_lower(S) (for real A: tril(S) + tril(S^T, -1)).
     p = _phi(mm(mT(lower), ct))
     x = solve(mT(lower), p, name="cholesky")           # L^{-T} P
-    s = mT(solve(mT(lower), mT(x), name="cholesky"))   # (L^{-T} P) L^{-1}
-    return (tril(s) + tril(mT(s), -1),)
+    s = mT(solve(mH(lower), mT(x), name="cholesky"))   # (L^{-T} P) conj(L)^{-1}
+    return (to_lower(s),)
 
 
 def _cholesky_jvp(ts, lower, a):
-    ds = _symmetric_from_lower(ts[0])
+    ds = hermitian_from_lower(ts[0])
     z = solve(lower, ds, name="cholesky")               # L^{-1} dS
-    y = solve(lower, mT(z), name="cholesky")            # L^{-1} dS L^{-T} (dS symmetric)
+    y = solve(lower, mH(z), name="cholesky")            # L^{-1} dS L^{-H} (dS Hermitian)
     return mm(lower, _phi(y))
 
 
@@ -326,17 +349,20 @@ def _pinv_projections(a, p):
 
 def _pinv_vjp(ct, p, a, *, rcond, name):
     # Golub and Pereyra's derivative of the pseudo-inverse, valid where the rank is constant:
-    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P, transposed.
+    # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P, transposed under JAX's pairing
+    # (a term K dA^H pairs as conj(K) with dA; for real A, the real rule with transposes).
     left, right = _pinv_projections(a, p)
-    pt, ctt = mT(p), mT(ct)
-    return (-mm(mm(pt, ct), pt) + mm(mm(left, ctt), mm(p, pt)) + mm(mm(pt, p), mm(ctt, right)),)
+    pt, cth = mT(p), mH(ct)
+    cp = conj(p) if p.dtype.kind == "c" else p
+    cl, cr = (conj(left), conj(right)) if p.dtype.kind == "c" else (left, right)
+    return (-mm(mm(pt, ct), pt) + mm(mm(cl, cth), mm(cp, pt)) + mm(mm(pt, cp), mm(cth, cr)),)
 
 
 def _pinv_jvp(ts, p, a, *, rcond, name):
     left, right = _pinv_projections(a, p)
-    da, pt = ts[0], mT(p)
-    dat = mT(da)
-    return -mm(mm(p, da), p) + mm(mm(p, pt), mm(dat, left)) + mm(mm(right, dat), mm(pt, p))
+    da, ph = ts[0], mH(p)
+    dah = mH(da)
+    return -mm(mm(p, da), p) + mm(mm(p, ph), mm(dah, left)) + mm(mm(right, dah), mm(ph, p))
 
 
 shape_rules[pinv_p] = _pinv_shape
@@ -350,3 +376,8 @@ def pinv(a: Sym, rcond: float, name: str = "pinv") -> Sym:
 
 
 batching_rules[pinv_p] = _matrix_batch_rule(pinv)
+
+
+# Complex matrices (docs/complex.md): solve and inv are holomorphic, so their real rules hold
+# with plain transposes under JAX's pairing; slogdet and cholesky have their complex rules above.
+COMPLEX_OPS.update((solve_p, slogdet_p, cholesky_p, pinv_p))

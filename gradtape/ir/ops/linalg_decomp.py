@@ -20,6 +20,10 @@ Derivatives (standard results; see docs/numpy.md for where they do not exist):
            m < n: A = [X | Y], R = [U | V]: X_bar by the rule above with (Q_bar + Y V_bar^T, U_bar),
            Y_bar = Q V_bar
 
+Complex matrices (eigh: Hermitian; svd): the same rules with conjugate transposes where the
+tangent is formed and A_bar = conj(U) core V^T under JAX's pairing, plus svd's phase term
+(see the comments above each op's rules and docs/complex.md).
+
 A zero gap (repeated eigenvalue or singular value) makes F infinite: the
 derivative of the vectors does not exist there, and it is NaN, never a
 silent finite number, exactly when the cotangent couples the repeated pair
@@ -39,8 +43,11 @@ import numpy as np
 from ..builder import Sym, bind
 from ..errors import ShapeError
 from ..op import batching_rules, impls, jvp_rules, new_op, shape_rules, vjp_rules
-from ._helpers import require_float
-from ._matrix import diag_embed, diag_part, flat_part, guarded_div, mm, mT, pack_flat, rows, tril, zero_in
+from ._helpers import COMPLEX_OPS, require_float
+from ..atoms import Literal
+from .complex_parts import conj
+from ._matrix import (conj_if_complex, diag_embed, diag_part, flat_part, guarded_div, hermitian_from_lower, mH, mm,
+                      mT, pack_flat, real_part_as_complex, rows, to_lower, tril, zero_in)
 from .indexing import concatenate, slice
 from .layout import reshape
 from .linalg import linalg_error, refuse_non_finite, solve, square_shape
@@ -62,27 +69,23 @@ def _col(v: Sym) -> Sym:
     return reshape(v, v.shape + (1,))
 
 
-def _lower_symmetric(t: Sym) -> Sym:
-    """The symmetric matrix whose lower triangle is t's (what eigh with UPLO='L' reads)."""
-    return tril(t) + mT(tril(t, -1))
-
-
-def _to_lower(g: Sym) -> Sym:
-    """The gradient with respect to A of a function of _lower_symmetric(A), given the one of the symmetric matrix."""
-    return tril(g) + tril(mT(g), -1)
-
-
 def _symmetric(t: Sym, uplo: str) -> Sym:
-    """The symmetric matrix eigh reads from t: the upper triangle of t is the lower one of t^T."""
-    return _lower_symmetric(t if uplo == "L" else mT(t))
+    """The symmetric (Hermitian) matrix eigh reads from t: the upper triangle of t is the lower one of t^H."""
+    return hermitian_from_lower(t if uplo == "L" else mH(t))
 
 
 def _to_triangle(g: Sym, uplo: str) -> Sym:
-    """The gradient with respect to A of a function of _symmetric(A, uplo), given the symmetric matrix's."""
-    return _to_lower(g) if uplo == "L" else mT(_to_lower(g))
+    """The gradient with respect to A of a function of _symmetric(A, uplo), given the symmetric matrix's.
+
+    Under JAX's pairing the adjoint of X -> X^H is G -> G^H (of X -> X^T, G -> G^T)."""
+    return to_lower(g) if uplo == "L" else mH(to_lower(g))
 
 
 # --- eigh ------------------------------------------------------------------------------------
+# Complex (Hermitian) A: the real rules with V^T -> V^H where the tangent is formed
+# (M = V^H dA V) and, under JAX's pairing Re(sum(ct * t)), A_bar = conj(V) G V^T for the
+# inner matrix G of the real rule (its Hermitian part: F o (X - X^H) / 2, X = V^T V_bar).
+# The eigenvalues are real: only the real part of their cotangent counts.
 
 eigh_p = new_op("eigh", elementwise=False, can_fail_on_values=True, runs_code=False)
 
@@ -98,11 +101,11 @@ def _eigh_shape(a, *, uplo, vectors):
 def _eigh_impl(a, *, uplo, vectors):
     try:
         if not vectors:
-            return np.linalg.eigvalsh(a, UPLO=uplo)
+            return np.linalg.eigvalsh(a, UPLO=uplo).astype(a.dtype)
         w, v = np.linalg.eigh(a, UPLO=uplo)
     except np.linalg.LinAlgError:
         raise linalg_error("eigh" if vectors else "eigvalsh", "no_convergence", a.shape) from None
-    return np.concatenate([w[..., None, :], v], axis=-2)
+    return np.concatenate([w[..., None, :].astype(a.dtype), v], axis=-2)
 
 
 def unpack_eigh(packed: Sym):
@@ -119,23 +122,24 @@ def _gaps(w: Sym) -> Sym:
 def _eigh_vjp(ct, out, a, *, uplo, vectors):
     if not vectors:
         _, v = unpack_eigh(eigh(a, uplo))
-        return (_to_triangle(mm(v * _row(ct), mT(v)), uplo),)
+        return (_to_triangle(mm(conj_if_complex(v) * _row(real_part_as_complex(ct)), mT(v)), uplo),)
     w, v = unpack_eigh(out)
     n = w.shape[-1]
     w_bar, v_bar = unpack_eigh(ct)
+    w_bar = real_part_as_complex(w_bar)
     if zero_in(ct, ((1, n + 1), (0, n))):   # a loss of the eigenvalues alone: V diag(w_bar) V^T
-        return (_to_triangle(mm(v * _row(w_bar), mT(v)), uplo),)
+        return (_to_triangle(mm(conj_if_complex(v) * _row(w_bar), mT(v)), uplo),)
     x = mm(mT(v), v_bar)
     # Only the symmetric part of the inner matrix matters (A is read as symmetric), and the
     # symmetric part of F o X is F o (X - X^T) / 2 since F is antisymmetric.
-    inner = diag_embed(w_bar) + guarded_div(0.5 * (x - mT(x)), _gaps(w))
-    return (_to_triangle(mm(mm(v, inner), mT(v)), uplo),)
+    inner = diag_embed(w_bar) + guarded_div(0.5 * (x - mH(x)), _gaps(w))
+    return (_to_triangle(mm(mm(conj_if_complex(v), inner), mT(v)), uplo),)
 
 
 def _eigh_jvp(ts, out, a, *, uplo, vectors):
     w, v = unpack_eigh(out if vectors else eigh(a, uplo))
-    m = mm(mm(mT(v), _symmetric(ts[0], uplo)), v)        # symmetric
-    dw = diag_part(m)
+    m = mm(mm(mH(v), _symmetric(ts[0], uplo)), v)        # symmetric (Hermitian)
+    dw = real_part_as_complex(diag_part(m))
     if not vectors:
         return dw
     dv = mm(v, guarded_div(m, _gaps(w)))
@@ -153,6 +157,7 @@ def eigh(a: Sym, uplo: str = "L", vectors: bool = True) -> Sym:
 
 
 batching_rules[eigh_p] = _batch_rule(eigh)
+COMPLEX_OPS.add(eigh_p)   # Hermitian matrices (the rules above)
 
 
 # --- svd -------------------------------------------------------------------------------------
@@ -205,7 +210,7 @@ def _reduced_only(what, a, full_matrices):
 def _svd_parts(out, a, full_matrices):
     m, n = a.shape[-2:]
     u, s, vh = unpack_svd(out, m, n, full_matrices)
-    return u, s, mT(vh)
+    return u, s, mH(vh)
 
 
 def _sq_gaps(s: Sym) -> Sym:
@@ -218,24 +223,40 @@ def _over_s(x: Sym, s: Sym) -> Sym:
     return guarded_div(x, _row(s), off_diagonal_only=False)
 
 
+def _phase_term(x_u: Sym, s: Sym) -> Sym:
+    """diag(i Im(diag(x)) / s): the phase of each pair (u_i, v_i) is free for complex A; JAX's
+    gauge puts its derivative on U (dU's diagonal term (dS - dS^H) / 2 S^-1), whose adjoint this is."""
+    d = diag_part(x_u)
+    return diag_embed(guarded_div(d - conj(d), s + s, off_diagonal_only=False))
+
+
+# Complex A = U S V^H (JAX's rules): dS = U^H dA V, ds = Re(diag(dS)), the real rules with
+# transposes of the tangents' matrices made conjugate transposes, and dU's extra diagonal
+# (dS - dS^H) / 2 S^-1 (the phase gauge: Im(u_i^H du_i) = Im(dS_ii) / s_i). Under JAX's
+# pairing, A_bar = conj(U) core V^T, the singular values' cotangent counts by its real part.
+
 def _svd_vjp(ct, out, a, *, full_matrices):
     _reduced_only("derivative", a, full_matrices)
     m, n = a.shape[-2:]
     u, s, v = _svd_parts(out, a, full_matrices)
     u_bar, s_bar, vh_bar = unpack_svd(ct, m, n, full_matrices)
+    s_bar = real_part_as_complex(s_bar)
+    cu = conj_if_complex(u)
     nu, k, _ = svd_sizes(m, n, full_matrices)
     if zero_in(ct, ((0, m * nu),)) and zero_in(ct, ((m * nu + k, ct.shape[-1]),)):
-        return (mm(u * _row(s_bar), mT(v)),)   # a loss of the singular values alone: U diag(s_bar) V^T
-    v_bar = mT(vh_bar)
+        return (mm(cu * _row(s_bar), mT(v)),)   # a loss of the singular values alone: U diag(s_bar) V^T
+    v_bar = mH(vh_bar)
     x_u, x_v = mm(mT(u), u_bar), mm(mT(v), v_bar)
     gaps = _sq_gaps(s)
-    core = (guarded_div(x_u - mT(x_u), gaps) * _row(s) + diag_embed(s_bar)
-            + _col(s) * guarded_div(x_v - mT(x_v), gaps))
-    a_bar = mm(mm(u, core), mT(v))
+    core = (guarded_div(x_u - mH(x_u), gaps) * _row(s) + diag_embed(s_bar)
+            + _col(s) * guarded_div(x_v - mH(x_v), gaps))
+    if a.dtype.kind == "c":
+        core = core + _phase_term(x_u, s)
+    a_bar = mm(mm(cu, core), mT(v))
     if m > n:
-        a_bar = a_bar + mm(_over_s(u_bar - mm(u, x_u), s), mT(v))
+        a_bar = a_bar + mm(_over_s(u_bar - mm(cu, x_u), s), mT(v))
     if n > m:
-        a_bar = a_bar + mm(_over_s(u, s), mT(v_bar - mm(v, x_v)))
+        a_bar = a_bar + mm(_over_s(cu, s), mH(v_bar - mm(conj_if_complex(v), x_v)))
     return (a_bar,)
 
 
@@ -244,19 +265,27 @@ def _svd_jvp(ts, out, a, *, full_matrices):
     m, n = a.shape[-2:]
     u, s, v = _svd_parts(out, a, full_matrices)
     da = ts[0]
-    ds_mat = mm(mm(mT(u), da), v)
+    ds_mat = mm(mm(mH(u), da), v)
     gaps = _sq_gaps(s)
     dss = ds_mat * _row(s)          # dS_ij s_j
     sds = _col(s) * ds_mat          # s_i dS_ij
-    du = mm(u, guarded_div(dss + mT(dss), gaps))
-    dv = mm(v, guarded_div(sds + mT(sds), gaps))
+    inner_u = guarded_div(dss + mH(dss), gaps)
+    if a.dtype.kind == "c":
+        inner_u = inner_u + _over_s(0.5 * (ds_mat - mH(ds_mat)) * _eye_like(ds_mat), s)
+    du = mm(u, inner_u)
+    dv = mm(v, guarded_div(sds + mH(sds), gaps))
     if m > n:
         dav = mm(da, v)
-        du = du + _over_s(dav - mm(u, mm(mT(u), dav)), s)
+        du = du + _over_s(dav - mm(u, mm(mH(u), dav)), s)
     if n > m:
-        dau = mm(mT(da), u)
-        dv = dv + _over_s(dau - mm(v, mm(mT(v), dau)), s)
-    return pack_flat([(du, 2), (diag_part(ds_mat), 1), (mT(dv), 2)])
+        dau = mm(mH(da), u)
+        dv = dv + _over_s(dau - mm(v, mm(mH(v), dau)), s)
+    return pack_flat([(du, 2), (real_part_as_complex(diag_part(ds_mat)), 1), (mH(dv), 2)])
+
+
+def _eye_like(x: Sym) -> Sym:
+    n = x.shape[-1]
+    return x.builder.sym(Literal(np.eye(n, dtype=x.dtype)))
 
 
 shape_rules[svd_p] = _svd_shape
@@ -270,6 +299,7 @@ def svd(a: Sym, full_matrices: bool = False) -> Sym:
 
 
 batching_rules[svd_p] = _batch_rule(svd)
+COMPLEX_OPS.add(svd_p)   # the complex rules above
 
 
 # --- qr --------------------------------------------------------------------------------------
@@ -321,8 +351,24 @@ def _columns(x: Sym, start: int, stop: int) -> Sym:
     return slice(x, (0,) * (x.ndim - 1) + (start,), x.shape[:-1] + (stop,))
 
 
+# Complex A (JAX's rules): Q^H replaces Q^T where the tangent is formed, and Omega = Q^H dQ,
+# antihermitian, gets the imaginary part of C's diagonal (the phase of each column of Q is
+# fixed by R's real diagonal). Transposed under JAX's pairing, with H = Q^T Q_bar - R_bar R^T:
+# A_bar = (Q_bar + conj(Q) B) R^-T, B = tril(H - H^H, -1) + i Im(diag(H)) - H; for real A
+# this is the copyltu form below.
+
+def _imag_diagonal(x: Sym) -> Sym:
+    """i Im(diag(x)) as a diagonal matrix."""
+    d = diag_part(x)
+    return diag_embed(0.5 * (d - conj(d)))
+
+
 def _square_vjp(q, r, q_bar, r_bar):
     """A_bar of A = Q R with R square and invertible."""
+    if q.dtype.kind == "c":
+        h = mm(mT(q), q_bar) - mm(r_bar, mT(r))
+        b = tril(h - mH(h), -1) + _imag_diagonal(h) - h
+        return mT(solve(r, mT(q_bar + mm(conj(q), b)), name="qr"))
     mmat = mm(r, mT(r_bar)) - mm(mT(q_bar), q)
     copyltu = tril(mmat) + mT(tril(mmat, -1))
     return mT(solve(r, mT(q_bar + mm(q, copyltu)), name="qr"))   # (...) R^{-T}
@@ -331,15 +377,17 @@ def _square_vjp(q, r, q_bar, r_bar):
 def _square_jvp(q, r, dx):
     """(dQ, dR) of A = Q R with R square and invertible, for dA = dx."""
     dx_rinv = _right_solve_upper(dx, r)
-    c = mm(mT(q), dx_rinv)
+    c = mm(mH(q), dx_rinv)
     low = tril(c, -1)
-    omega = low - mT(low)
+    omega = low - mH(low)
+    if c.dtype.kind == "c":
+        omega = omega + _imag_diagonal(c)
     return mm(q, omega - c) + dx_rinv, mm(c - omega, r)
 
 
 # A wide A (m < n) splits as [X | Y] with X square: Q U = X is X's QR, and R = [U | V]
-# with V = Q^T Y. So Y = Q V, and the square rules apply to X with Q's cotangent
-# taking V's share (Q_bar + Y V_bar^T); Y's cotangent is Q V_bar.
+# with V = Q^H Y. So Y = Q V, and the square rules apply to X with Q's cotangent
+# taking V's share (Q_bar + conj(Y) V_bar^H); Y's cotangent is conj(Q) V_bar.
 
 def _qr_vjp(ct, out, a, *, complete):
     _no_complete_tall(a, complete)
@@ -349,8 +397,8 @@ def _qr_vjp(ct, out, a, *, complete):
     if m >= n:
         return (_square_vjp(q, r, q_bar, r_bar),)
     y, v_bar = _columns(a, m, n), _columns(r_bar, m, n)
-    x_bar = _square_vjp(q, _columns(r, 0, m), q_bar + mm(y, mT(v_bar)), _columns(r_bar, 0, m))
-    return (concatenate([x_bar, mm(q, v_bar)], axis=a.ndim - 1),)
+    x_bar = _square_vjp(q, _columns(r, 0, m), q_bar + mm(conj_if_complex(y), mH(v_bar)), _columns(r_bar, 0, m))
+    return (concatenate([x_bar, mm(conj_if_complex(q), v_bar)], axis=a.ndim - 1),)
 
 
 def _qr_jvp(ts, out, a, *, complete):
@@ -361,7 +409,7 @@ def _qr_jvp(ts, out, a, *, complete):
         dq, dr = _square_jvp(q, r, ts[0])
         return pack_flat([(dq, 2), (dr, 2)])
     dq, du = _square_jvp(q, _columns(r, 0, m), _columns(ts[0], 0, m))
-    dv = mm(mT(dq), _columns(a, m, n)) + mm(mT(q), _columns(ts[0], m, n))
+    dv = mm(mH(dq), _columns(a, m, n)) + mm(mH(q), _columns(ts[0], m, n))
     return pack_flat([(dq, 2), (concatenate([du, dv], axis=a.ndim - 1), 2)])
 
 
@@ -376,3 +424,4 @@ def qr(a: Sym, complete: bool = False) -> Sym:
 
 
 batching_rules[qr_p] = _batch_rule(qr)
+COMPLEX_OPS.add(qr_p)   # the complex rules above
