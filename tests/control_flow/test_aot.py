@@ -85,10 +85,9 @@ def test_the_disk_cache_serves_the_loops_to_a_new_process():
     args = [W, XS, np.float64(1.0)]
     first = runtime.compile_function(fn)
     assert first.native
-    before = runtime.cache_info()["disk_loads"]
-    runtime.clear_cache()  # forget what is in memory: the next compile finds only the disk
+    runtime.clear_cache()  # forget what is in memory (and zero the counters): the next compile finds only the disk
     again = runtime.compile_function(fn)
-    assert runtime.cache_info()["disk_loads"] == before + 1
+    assert runtime.cache_info()["disk_loads"] == 1  # (the first may have been a load too, in a full run)
     for a, b, c in zip(again(*args), first(*args), ir.eval_function(fn, args)):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(a, c, rtol=1e-12)
