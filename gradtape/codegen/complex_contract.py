@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..ir import Literal
 from ..ir.ops.complex_product import complex_matmul
 from ..ir.ops.contract import contract, parse_spec
 from ..ir.ops.indexing import concatenate, slice as slice_
@@ -34,6 +37,7 @@ ZGEMM_MIN_MNK = 24 ** 3
 
 def contract_rule(eqn, x, y, *, spec):
     """The complex contraction of x and y (Pairs, or one real Sym) as real ops."""
+    x, y = _real_if_cast(x), _real_if_cast(y)
     if isinstance(x, Pair) and isinstance(y, Pair):
         plan = _matmul_plan(eqn, spec)
         if plan is not None:
@@ -47,6 +51,22 @@ def contract_rule(eqn, x, y, *, spec):
     if isinstance(x, Pair):
         return Pair(c(x.re, y), c(x.im, y))
     return Pair(c(x, y.re), c(x, y.im))
+
+
+def _real_if_cast(z):
+    """z's real part when z is a real value cast to complex (NumPy's matmul of a real and a
+    complex matrix casts the real one: then two real products, not a complex one), else z."""
+    if not isinstance(z, Pair):
+        return z
+    im = z.im
+    if im.literal_value() == 0:
+        return z.re
+    for e in reversed(im.builder.eqns):
+        if any(v is im.atom for v in e.outvars):
+            src = e.inputs[0]
+            zero = isinstance(src, Literal) and not np.any(np.asarray(src.value))
+            return z.re if e.op.name == "broadcast_to" and zero else z
+    return z
 
 
 def _matmul_plan(eqn, spec):
