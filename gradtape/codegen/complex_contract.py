@@ -93,6 +93,8 @@ def _matmul_plan(eqn, spec):
     free_a = [c for c in lo if c in la and c not in lb]
     free_b = [c for c in lo if c in lb and c not in la]
     summed = [c for c in la if c in lb and c not in lo]
+    if not summed:
+        return None  # an outer product: elementwise products, no sum
     m, n, k = (math.prod(sizes[c] for c in g) for g in (free_a, free_b, summed))
     dtype = real_dtype(eqn.out.type.dtype)
     if m * n * k < ZGEMM_MIN_MNK or not blas_allowed() or blas.complex_gemm_address(dtype) is None:
