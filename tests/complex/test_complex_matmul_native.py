@@ -2,7 +2,8 @@
 operands calls BLAS's zgemm / cgemm on the parts interleaved (codegen/complex_contract.py,
 complex_gemm.py), a small one or any other contraction is four real products. Both paths
 against the reference interpreter and NumPy, in both complex dtypes, with the path taken
-read from the lowered code's external symbols."""
+read from the lowered code's external symbols; batched products on the pool keep their bits
+for any number of threads."""
 from __future__ import annotations
 
 import math
@@ -14,7 +15,8 @@ import gradtape as gt
 from gradtape import ir
 from gradtape.codegen import complex_contract, lower
 from gradtape.codegen.complex_split import split_complex
-from gradtape.runtime import compile_function
+from gradtape.codegen.parallel import BLAS_SERIAL_ENTER, PARALLEL_FOR
+from gradtape.runtime import compile_function, parallel
 
 DTYPES = (np.complex128, np.complex64)
 # A sum of k products in BLAS's order, not NumPy's when four real products compute it:
@@ -119,3 +121,24 @@ def test_gradients_through_a_complex_product_are_the_interpreters(size, dtype):
     c = a @ b  # the gradients by hand (gradtape's convention: dL/dre - i dL/dim)
     for g, w in zip(got[1:], (2 * c.conj() @ b.T, a.T @ (2 * c.conj()))):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * np.abs(w).max())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_batched_products_split_by_batch_on_the_pool_and_keep_their_bits(dtype):
+    rng = np.random.default_rng(5)
+    a, b = _complex(rng, (16, 40, 33), dtype), _complex(rng, (16, 33, 40), dtype)
+    fn = gt.make_ir(np.matmul, a, b)
+    module = str(lower(split_complex(fn)).module)
+    assert ZGEMM[dtype] in module and PARALLEL_FOR in module and BLAS_SERIAL_ENTER in module
+    compiled = compile_function(fn)
+    saved = parallel.threads, parallel.min_elements
+    try:
+        parallel.configure(threads=1, min_elements=0)
+        (one,) = compiled(a, b)
+        for threads in (2, 3):
+            parallel.configure(threads=threads, min_elements=0)
+            assert np.array_equal(compiled(a, b)[0], one), f"{threads} threads changed the result"
+    finally:
+        parallel.configure(threads=saved[0], min_elements=saved[1])
+    rtol = 8 * EPS[dtype] * 33
+    np.testing.assert_allclose(one, a @ b, rtol=rtol, atol=rtol * np.abs(one).max())
