@@ -3,6 +3,9 @@ gradient of sum(abs(A @ B) ** 2), against NumPy (whose `A @ B` calls zgemm / cge
 
     python bench/complex_matmul.py [--rounds 9] [--sizes 8 16 32 64 128 256 512]
 
+On a shared machine run it as `GRADTAPE_THREADS=1 OPENBLAS_NUM_THREADS=1 python ...`: NumPy's
+threaded BLAS, meeting other processes on the cores, made ratios swing tenfold.
+
 Each row times, in one interleaved run (bench/_timing.py), both complex dtypes:
 - `mm`: A @ B of complex n x n matrices, compiled (compile_function of its IR) against
   NumPy's A @ B;

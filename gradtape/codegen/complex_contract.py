@@ -32,13 +32,12 @@ from .complex_math import Pair
 from .lowered import blas_allowed
 
 # M * N * K (complex) at and above which a product of two complex operands calls zgemm/cgemm.
-# bench/complex_matmul.py, n x n, time / NumPy's A @ B for the real kernel forced onto each
-# path (four real products / zgemm or cgemm), 2 shared cores, one run (noisy to ~1.3x):
-#   complex128  n=8 0.63/0.55  12 1.07/0.68  16 1.76/0.78  20 2.46/0.89  24 1.77/1.11
-#               n=64 1.11/0.87  128 2.55/0.78  256 0.45/0.38  512 1.20/1.01
-#   complex64   n=8 0.43/0.51  12 1.42/0.63  16 1.37/0.63  20 1.69/0.61  24 1.12/0.72
-#               n=64 0.28/0.23  128 1.47/1.03  256 0.18/0.14  512 1.32/1.11
-# so one BLAS call wins from n = 12 on (at n = 8 the two are even), below the real path's 24**3.
+# bench/complex_matmul.py (GRADTAPE_THREADS=1 OPENBLAS_NUM_THREADS=1), n x n, time / NumPy's
+# A @ B for the real kernel forced onto each path, four real products / zgemm or cgemm:
+#   complex128  n=8 0.58/0.55  16 1.36/0.71  32 1.43/0.87  64 1.39/1.08  512 1.26/1.01
+#   complex64   n=8 0.43/0.50  16 1.39/0.68  32 1.31/0.83  64 1.32/1.01  512 1.17/0.98
+# and in an earlier run (threaded, noisier) n=12: 1.07/0.68 and 1.42/0.63. So one BLAS call
+# wins from n = 12 on (at n = 8 they are even, or four products win), below the real path's 24**3.
 ZGEMM_MIN_MNK = 12 ** 3
 
 
