@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from .. import _lazy
 
-CODEGEN_VERSION = 17  # bump when generated code changes: it keys every cache
+CODEGEN_VERSION = 18  # bump when generated code changes: it keys every cache
 
 # The code generator loads when first named (PEP 562): staging keys its caches by
 # CODEGEN_VERSION long before anything is lowered (gradtape/_lazy.py).

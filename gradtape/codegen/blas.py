@@ -26,6 +26,9 @@ _SYMBOLS = {
     ("gemm", np.dtype(np.float32)): "scipy_cblas_sgemm64_",
     ("gemv", np.dtype(np.float64)): "scipy_cblas_dgemv64_",
     ("gemv", np.dtype(np.float32)): "scipy_cblas_sgemv64_",
+    # Complex products, keyed by the dtype of the parts (complex_gemm.py).
+    ("complex_gemm", np.dtype(np.float64)): "scipy_cblas_zgemm64_",
+    ("complex_gemm", np.dtype(np.float32)): "scipy_cblas_cgemm64_",
 }
 
 
@@ -75,7 +78,8 @@ def thread_count() -> int | None:
 
 @functools.lru_cache(maxsize=None)
 def address(routine: str, dtype) -> tuple | None:
-    """(symbol, address) of cblas `routine` ("gemm" or "gemv") for `dtype` (float32/float64), or None."""
+    """(symbol, address) of cblas `routine` ("gemm", "gemv", or "complex_gemm": zgemm / cgemm
+    of complex numbers with parts of `dtype`) for `dtype` (float32/float64), or None."""
     name = _SYMBOLS.get((routine, np.dtype(dtype)))
     lib = _library()
     if name is None or lib is None:
@@ -99,6 +103,11 @@ def symbol_address(symbol: str) -> int | None:
 def gemm_address(dtype) -> tuple | None:
     """(symbol, address) of cblas ?gemm for `dtype` (float32/float64), or None."""
     return address("gemm", dtype)
+
+
+def complex_gemm_address(dtype) -> tuple | None:
+    """(symbol, address) of cblas zgemm (`dtype` float64) or cgemm (float32), or None."""
+    return address("complex_gemm", dtype)
 
 
 def gemv_address(dtype) -> tuple | None:
@@ -133,3 +142,12 @@ def declare(module: ir.Module, name: str, ret: ir.Type, args) -> ir.Function:
         return module.get_global(name)
     except KeyError:
         return ir.Function(module, ir.FunctionType(ret, list(args)), name)
+
+
+def declare_complex_gemm(module: ir.Module, dtype) -> ir.Function:
+    """`void ?gemm(order, transa, transb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc)` of the
+    complex type whose parts are `dtype` (zgemm for float64, cgemm for float32; int64 ints,
+    pointers to interleaved real and imaginary parts)."""
+    name, _ = complex_gemm_address(dtype)
+    p = _float(dtype).as_pointer()
+    return declare(module, name, ir.VoidType(), [I32, I32, I32, I64, I64, I64, p, p, I64, p, I64, p, p, I64])

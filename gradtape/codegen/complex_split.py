@@ -33,12 +33,12 @@ from ..ir.builder import Builder, bind
 from ..ir.core import Eqn
 from ..ir.inline_calls import inline_calls
 from ..ir.ops import elementwise as ew
-from ..ir.ops.contract import contract as _contract_op
 from ..ir.ops.layout import broadcast_to, reshape, transpose
 from ..ir.ops.indexing import concatenate, slice as slice_
 from ..ir.passes import dce
 from ..ir.types import TensorType, real_dtype
 from . import complex_math as cm
+from .complex_contract import contract_rule
 from .complex_fourier import RULES as FOURIER_RULES
 from .complex_math import Pair
 from .lowered import Unsupported
@@ -205,17 +205,6 @@ def _pow(eqn, x, y):
     return cm.power(x, y)
 
 
-def _contract(eqn, x, y, *, spec):
-    def c(p, q):
-        return _contract_op(p, q, spec)
-
-    if isinstance(x, Pair) and isinstance(y, Pair):
-        return Pair(c(x.re, y.re) - c(x.im, y.im), c(x.re, y.im) + c(x.im, y.re))
-    if isinstance(x, Pair):
-        return Pair(c(x.re, y), c(x.im, y))
-    return Pair(c(x, y.re), c(x, y.im))
-
-
 # A complex product over more elements than this stays in the interpreter: it is unrolled.
 MAX_PRODUCT_TERMS = 64
 
@@ -271,7 +260,7 @@ RULES = {
     "sinh": _unary(cm.sinh), "cosh": _unary(cm.cosh), "tanh": _unary(cm.tanh),
     "arctanh": _unary(cm.arctanh), "arctan": _unary(cm.arctan), "arcsin": _unary(cm.arcsin),
     "arccos": _unary(cm.arccos), "arccosh": _unary(cm.arccosh),
-    "cast": _cast, "where": _where, "contract": _contract, "reduce_prod": _reduce_prod,
+    "cast": _cast, "where": _where, "contract": contract_rule, "reduce_prod": _reduce_prod,
 }
 
 # The FFT ops: the native kernels' pair ops (complex_fourier.py).

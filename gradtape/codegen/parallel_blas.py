@@ -1,6 +1,7 @@
 """BLAS steps on the runtime's thread pool, with OpenBLAS on one thread.
 
-`split_blas` wraps every Gemm and Gemv step (contract.py) in a SerialBlas
+`split_blas` wraps every Gemm and Gemv step (contract.py), and ComplexGemm
+(complex_gemm.py: batch units only), in a SerialBlas
 step, which calls the runtime's `gradtape_rt_blas_serial_enter` before it
 and `..._leave` after it (runtime/blas_serial.py: OpenBLAS's thread count is
 1 in between). A large step is also split into units for the pool
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import math
 
+from .complex_gemm import ComplexGemm
 from .contract import Gemm, Gemv
 from .dynamic_sizes import DynamicUnsupported, at_least, is_symbolic
 from .parallel import BLAS_SERIAL_ENTER, BLAS_SERIAL_LEAVE, UNIT_ELEMENTS, ParallelStep, dynamic_loop
@@ -43,6 +45,7 @@ ROW_ALIGN = 64  # a block of C's rows starts at a multiple of this (see the modu
 # Work per call at or below which OpenBLAS 0.3 uses one thread whatever its count (interface/gemm.c:
 # m*n*k <= 65536 * GEMM_MULTITHREAD_THRESHOLD (4); interface/gemv.c: m*n < 2304 * 4).
 OPENBLAS_ONE_THREAD = {Gemm: 65536 * 4, Gemv: 2304 * 4 - 1}
+OPENBLAS_ONE_THREAD[ComplexGemm] = 0  # its threshold is not checked here: always bracketed
 
 
 def split_blas(ctx, step):
@@ -50,7 +53,7 @@ def split_blas(ctx, step):
     or one OpenBLAS runs on one thread anyway. In a dynamic version a size holding the run-time
     N is taken to be large (as contract.py does), and a count of units that holds N is computed
     when the code runs."""
-    if not isinstance(step, (Gemm, Gemv)):
+    if not isinstance(step, (Gemm, Gemv)):  # ComplexGemm is a Gemm
         return None
     split = _batch_split(step) or _row_split(step)
     if split is None and not is_symbolic(_work(step)) and _work(step) <= OPENBLAS_ONE_THREAD[type(step)]:
@@ -62,6 +65,8 @@ def split_blas(ctx, step):
 
 def _work(step):
     """Multiply-adds of one BLAS call of `step` (a polynomial in N in a dynamic version)."""
+    if isinstance(step, ComplexGemm):
+        return 4 * step.m * step.n * step.k  # real multiply-adds: four per complex one
     return step.m * step.n * step.k if isinstance(step, Gemm) else step.shape[0] * step.shape[1]
 
 
@@ -87,7 +92,7 @@ def _batch_split(step):
 
 
 def _row_split(step):
-    if not isinstance(step, Gemm) or step.batch or not at_least(step.m, 2 * ROW_ALIGN):
+    if type(step) is not Gemm or step.batch or not at_least(step.m, 2 * ROW_ALIGN):  # not a ComplexGemm
         return None
     split = _Rows(step, ROW_ALIGN * _per_unit(ROW_ALIGN * step.n * step.k))
     return split if split.units is None or split.units >= 2 else None

@@ -55,6 +55,7 @@ from .math_pow import pow_shortcut
 from .nodes import Map, View
 from .scalar import SCALAR, make_cast
 from .sort import lower_argsort
+from .complex_gemm import lower_complex_matmul
 from .fft_steps import lower_fft_pairs, lower_irfft_pairs, lower_rfft_pairs
 from .reductions import ArgReduce
 from .steps import Fill, ScatterAdd
@@ -189,6 +190,7 @@ RULES: dict[Op, Rule] = {
     ops.scatter_add_p: Rule(_lower_scatter_add, "scatter"),
     ops.concatenate_p: Rule(_lower_concatenate, "per_operand"),
     ops.contract_p: Rule(lower_contract, "contract"),
+    ops.complex_matmul_p: Rule(lower_complex_matmul, "contract"),  # zgemm / cgemm (complex_gemm.py)
     ops.solve_p: Rule(lower_solve, "contract"),  # LAPACK (lapack.py): reads operands once, into copies
     ops.slogdet_p: Rule(lower_slogdet, "contract"),
     ops.cholesky_p: Rule(lower_cholesky, "contract"),

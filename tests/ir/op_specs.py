@@ -49,6 +49,7 @@ def all_specs() -> list:
     from . import specs_indexed_update
     from . import specs_complex
     from . import specs_fourier_pairs
+    from . import specs_complex_matmul
 
     return (
         specs_elementwise.SPECS
@@ -67,4 +68,5 @@ def all_specs() -> list:
         + specs_indexed_update.SPECS
         + specs_complex.SPECS
         + specs_fourier_pairs.SPECS
+        + specs_complex_matmul.SPECS
     )

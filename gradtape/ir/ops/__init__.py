@@ -7,6 +7,7 @@ from .elementwise import *  # noqa: F401,F403
 from .complex_parts import *  # noqa: F401,F403
 from .fourier import *  # noqa: F401,F403
 from .fourier_pairs import *  # noqa: F401,F403
+from .complex_product import *  # noqa: F401,F403
 from .elementwise_division import *  # noqa: F401,F403
 from .int_pow import *  # noqa: F401,F403
 from .bitwise import *  # noqa: F401,F403
