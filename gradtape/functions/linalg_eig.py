@@ -13,6 +13,7 @@ have the derivative computed (docs/complex.md, "eig").
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 
@@ -31,10 +32,18 @@ __all__ = ["roots"]  # eig and eigvals are public as gradtape.linalg.* (gradtape
 EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 
-def _all_real(a, w) -> bool:
+@functools.cache
+def _numpy_eig_can_be_real() -> bool:
+    """Whether the installed NumPy's eig and eigvals give real results for real eigenvalues:
+    NumPy 2.0 to 2.4 do, NumPy 2.5 always returns complex (its roots still casts)."""
+    return np.linalg.eigvals(np.eye(1)).dtype.kind == "f"
+
+
+def _all_real(a, w, always: bool = False) -> bool:
     """NumPy's rule: real input whose eigenvalues (the whole stack's) all have imaginary part 0,
-    decided only where the values are known."""
-    if a.dtype.kind == "c":
+    decided only where the values are known; for eig and eigvals only with a NumPy that casts
+    them (`always`: roots, which casts in every NumPy 2)."""
+    if a.dtype.kind == "c" or not (always or _numpy_eig_can_be_real()):
         return False
     values = concrete(w)
     return values is not None and bool(np.all(values.imag == 0.0))
@@ -57,8 +66,9 @@ def eig(a):
 
     Returns:
       EigResult(eigenvalues (..., n), eigenvectors (..., n, n)): complex, or,
-      as NumPy, real for real input whose eigenvalues are all real (only where
-      the values are known: in staged functions they stay complex).
+      as NumPy 2.0 to 2.4, real for real input whose eigenvalues are all real
+      (only where the values are known: in staged functions they stay
+      complex); with NumPy 2.5 or later, always complex, as NumPy's.
 
     Raises:
       numpy.linalg.LinAlgError: a is not square, holds a NaN or an infinity, or geev does not converge.
@@ -86,12 +96,23 @@ def eigvals(a):
 
     Example::
 
-        >>> gradtape.linalg.eigvals(gradtape.constant([[2.0, 1.0], [0.0, 3.0]])).numpy()
-        array([2., 3.])
+        >>> gradtape.linalg.eigvals(gradtape.constant([[0.0, -2.0], [2.0, 0.0]])).numpy()
+        array([0.+2.j, 0.-2.j])
     """
-    a = matrices("eigvals", a, complex_ok=True)
+    return _eigenvalues("eigvals", a, always_real=False)
+
+
+@in_double(complex_ok=True)
+def _roots_of_companion(a):
+    """eigvals of a companion matrix, real where every root is real (NumPy's roots casts them in
+    every NumPy 2, also where eigvals no longer does)."""
+    return _eigenvalues("roots", a, always_real=True)
+
+
+def _eigenvalues(name, a, always_real: bool):
+    a = matrices(name, a, complex_ok=True)
     w = bind(eig_p, a, vectors=False)
-    return real(w) if _all_real(a, w) else w
+    return real(w) if _all_real(a, w, always_real) else w
 
 
 def _companion(p):
@@ -140,7 +161,7 @@ def roots(p):
         trailing = len(values) - nonzero[-1] - 1
         p = p[int(nonzero[0]):int(nonzero[-1]) + 1]
     n = tuple(shape_of(p))[0]
-    found = eigvals(_companion(p)) if n > 1 else Tensor(np.zeros(0, p.dtype))
+    found = _roots_of_companion(_companion(p)) if n > 1 else Tensor(np.zeros(0, p.dtype))
     if trailing:
         found = concatenate([found, np.zeros(trailing, found.dtype)])
     return found

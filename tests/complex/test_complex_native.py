@@ -125,7 +125,22 @@ def test_special_values_are_numpys(name, f, binary, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         want = ir.eval_function(fn, list(args))[0]
-    _same_values(compiled(*args)[0], want, eps)
+    _same_values(compiled(*args)[0], _c99_where_numpy_versions_differ(name, g, want), eps)
+
+
+def _c99_where_numpy_versions_differ(name, z, want):
+    """NumPy's values, except where NumPy 2.0 (its own npymath) and NumPy 2.1 on (the C
+    library's) disagree: there C99 Annex G's (cacos(+-0 + i nan) = pi/2 + i nan, so
+    arccosh(+-0 + i nan) = nan + i pi/2), and the later NumPy's sign where C99 leaves it open
+    (arcsin(-inf + i nan) = nan + i inf)."""
+    if name not in ("arcsin", "arccosh"):
+        return want
+    want = want.copy()
+    if name == "arcsin":
+        want[np.isneginf(z.real) & np.isnan(z.imag)] = complex(np.nan, np.inf)
+    else:
+        want[(z.real == 0) & np.isnan(z.imag)] = complex(np.nan, np.pi / 2)
+    return want
 
 
 _EXPONENTS = np.array([0, 1, 2, 3, 4, 7, -1, -2, -5, 99, -99, 2.5, 0.5, 1j, 1 + 1j, -0.5j, np.inf, np.nan,
