@@ -17,7 +17,11 @@ rewrites its definition as
     pool = concatenate(flat, <constants>)      # (only when there are any)
     result = gather(pool, <index table>, axis=0)
 
-after which the pieces are dead code. It runs before differentiation (on a
+after which the pieces are dead code. Where row r of the result copies only from row r of the
+source, the same pieces of every row (GMM's factors, one per row of icf; columns picked from a
+batch of samples), the gather runs along axis 1 with one row's table, which does not depend on
+the number of rows: programs at two batch sizes then differ only in sizes, and one dynamic
+version serves both (runtime/dynamic_family.py). It runs before differentiation (on a
 staged trace and on a tape's recording, after ir/reroll.py), so the adjoint
 is one scatter_add instead of an unslice and an add per piece: the GMM
 gradient's first call compiles 3-4x faster.
@@ -161,6 +165,9 @@ def _injective(copy) -> bool:
 
 def _gather(var, copy) -> list:
     """Equations defining `var` as one gather from its source (and its constants)."""
+    rows = _per_row(var, copy)
+    if rows is not None:
+        return rows
     source, index = copy.source, copy.index.copy()
     dtype = var.type.dtype
     size = source.type.size
@@ -177,6 +184,44 @@ def _gather(var, copy) -> list:
         pool = Var(TensorType((size + first.size,), dtype))
         eqns.append(Eqn(concatenate_p, (flat, Literal(values[first].astype(dtype))), {"axis": 0}, (pool,)))
     eqns.append(Eqn(gather_p, (pool, Literal(index)), {"axis": 0}, (var,)))
+    return eqns
+
+
+def _per_row(var, copy) -> list | None:
+    """`var` as a gather along axis 1 of its source's rows, when row r of var copies only from
+    row r of the source, with the same table in every row (GMM's factors, one per row of icf;
+    columns picked from a batch of samples). The table then does not depend on how many rows
+    there are, so the programs at two batch sizes differ only in sizes and a dynamic version
+    (runtime/dynamic_family.py) still covers them; None otherwise."""
+    source, index, constants = copy.source, copy.index, copy.constants
+    shape = source.type.shape
+    if len(shape) < 2 or not var.type.shape or var.type.shape[0] != shape[0] or shape[0] == 0:
+        return None
+    n_rows, row_size = shape[0], source.type.size // shape[0]
+    flat = index.reshape(n_rows, -1)
+    is_constant = flat == _CONSTANT
+    row_of = np.arange(n_rows)[:, None]
+    if (not (is_constant == is_constant[0]).all() or not ((flat // row_size == row_of) | is_constant).all()
+            or not (np.where(is_constant, 0, flat % row_size) == np.where(is_constant, 0, flat[0] % row_size)).all()):
+        return None
+    values = constants.reshape(n_rows, -1)
+    bits = np.ascontiguousarray(values).view(np.dtype(f"V{values.dtype.itemsize}"))
+    if not (bits == bits[0]).all():
+        return None
+    table = np.where(is_constant[0], 0, flat[0] % row_size)
+    dtype = var.type.dtype
+    pool = Var(TensorType((n_rows, row_size), dtype))
+    eqns = [Eqn(reshape_p, (source,), {"shape": (n_rows, row_size)}, (pool,))]
+    if is_constant[0].any():
+        row_constants = values[0][is_constant[0]]
+        table[is_constant[0]] = row_size + np.arange(row_constants.size)
+        splat = Var(TensorType((n_rows, row_constants.size), dtype))
+        joined = Var(TensorType((n_rows, row_size + row_constants.size), dtype))
+        eqns += [Eqn(broadcast_to_p, (Literal(row_constants[None, :].astype(dtype)),),
+                     {"shape": (n_rows, row_constants.size)}, (splat,)),
+                 Eqn(concatenate_p, (pool, splat), {"axis": 1}, (joined,))]
+        pool = joined
+    eqns.append(Eqn(gather_p, (pool, Literal(table.reshape(var.type.shape[1:]))), {"axis": 1}, (var,)))
     return eqns
 
 
