@@ -67,9 +67,10 @@ class _Copy:
 def gather_copies(fn: Function) -> Function:
     """fn with each result worth it rewritten as one gather (see the module docstring)."""
     copies: dict = {}
+    leaves: dict = {}  # Var -> its own table (or None: too large)
     replaced = {}
     for eqn in fn.eqns:
-        copy = _copy_of(eqn, copies)
+        copy = _copy_of(eqn, copies, leaves)
         if copy is not None:
             copies[eqn.outvars[0]] = copy
     if not copies:
@@ -89,16 +90,21 @@ def _leaf(var) -> _Copy | None:
     return _Copy(var, index, np.zeros(var.type.shape, var.type.dtype), 0, 0)
 
 
-def _operand(atom, copies) -> _Copy | None:
+def _operand(atom, copies, leaves) -> _Copy | None:
     if type(atom) is Literal:
         value = np.asarray(atom.value)
         if value.size > MAX_ELEMENTS:
             return None
         return _Copy(None, np.full(value.shape, _CONSTANT, np.int64), value.copy(), 0, 0)
-    return copies.get(atom) or _leaf(atom)
+    copy = copies.get(atom)
+    if copy is not None:
+        return copy
+    if atom not in leaves:  # a source's own table, made once: a trace slices one tensor many times
+        leaves[atom] = _leaf(atom)
+    return leaves[atom]
 
 
-def _copy_of(eqn, copies) -> _Copy | None:
+def _copy_of(eqn, copies, leaves) -> _Copy | None:
     """The table of eqn's result when eqn copies (a slice, reshape, transpose, concatenate, or a
     broadcast of a scalar constant), or None."""
     op = eqn.op
@@ -113,7 +119,7 @@ def _copy_of(eqn, copies) -> _Copy | None:
             return None
         value = np.broadcast_to(np.asarray(atom.value, out.type.dtype), out.type.shape).copy()
         return _Copy(None, np.full(out.type.shape, _CONSTANT, np.int64), value, 1, 0)
-    parts = [_operand(a, copies) for a in eqn.inputs]
+    parts = [_operand(a, copies, leaves) for a in eqn.inputs]
     if any(p is None for p in parts):
         return None
     sources = {p.source for p in parts if p.source is not None}
