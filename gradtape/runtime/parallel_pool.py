@@ -36,12 +36,13 @@ atomics; x86-64's order makes them cheap):
   caller takes the rest.
 - `busy` lets one caller at a time use the pool; a second Python thread
   calling compiled code meanwhile runs its loops alone.
-- A call that shows other processes holding the cores (it waited for a
-  unit much longer than units take, or the caller ran under a quarter of
-  its share) makes the following calls run alone for a while
-  (`alone_until`: 16 times its duration, doubled for each crowded call and
-  halved for each good one, between 16 and 1024 times, at most 0.1 s), so
-  that a crowded machine costs little more than one thread.
+- A call where splitting cost more than it saved (the caller waited for
+  other threads' units longer than those units would have taken it: a
+  worker lost its core holding one) makes the following calls run alone
+  for a while (`alone_until`: 16 times its duration, doubled for each
+  crowded call and halved for each good one, between 16 and 1024 times,
+  at most 0.1 s), so that a crowded machine costs little more than one
+  thread, and a busy one that still lets the workers help keeps them.
 - Worker i takes part while i < `workers` (set by parallel.py), and
   leaves its loop when `stop` is set (at interpreter exit).
 
@@ -219,19 +220,22 @@ class _PoolModule:
         b.ret_void()
 
     def _back_off_when_crowded(self, b, started, ran, own_done, units):
-        """Run loops alone for a while (BACK_OFF times this call's duration) when this call shows
-        that other processes hold the cores: the caller waited for a unit much longer than units
-        take (the worker running it lost its core), or ran under a quarter of its share of the
-        units (waking the worker took the caller's own core: the scheduler put them together).
-        Splitting on a crowded machine would otherwise cost a few milliseconds now and then."""
+        """Run loops alone for a while (BACK_OFF times this call's duration) when splitting this
+        call cost more than it saved: the caller waited for the other threads' units longer than
+        those units would have taken it (its own time per unit in this call, times theirs), plus
+        the spin it starts with. That is a worker that lost its core holding a unit, on a machine
+        where other processes hold the cores.
+
+        A worker that ran units while the caller was off its core (the caller ran few of them,
+        or none) is no reason to back off: those units went ahead when the caller alone would
+        have stood still. A rule that counted it as crowded (the caller ran under a quarter of
+        its share) sent a GMM gradient beside two busy processes to one thread, at half a core,
+        most of the time (bench/thread_budget.py)."""
         now = b.call(self.cycles, [])
         waited = b.sub(now, own_done)
         per_unit = b.udiv(b.sub(own_done, started), b.select(b.icmp_unsigned("==", ran, _c(_i64, 0)), _c(_i64, 1), ran))
-        limit = b.add(b.mul(per_unit, _c(_i64, 4)), _c(_i64, _CALLER_SPIN_CYCLES))
-        straggler = b.icmp_unsigned(">", waited, limit)
-        threads = b.add(self.load(b, "workers"), _c(_i64, 1))
-        starved = b.icmp_unsigned("<", b.mul(b.mul(ran, threads), _c(_i64, 4)), units)
-        crowded = b.or_(straggler, starved)
+        saved = b.add(b.mul(per_unit, b.sub(units, ran)), _c(_i64, _CALLER_SPIN_CYCLES))
+        crowded = b.icmp_unsigned(">", waited, saved)
         # Each crowded call doubles the factor (16, 32, ... 1024) and a good call halves it: on a
         # machine that stays busy, calls that happen to find both cores free come between
         # crowded ones, and resetting there kept the pool splitting (and stalling) half the time.

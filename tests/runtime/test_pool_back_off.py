@@ -1,6 +1,8 @@
 """The thread pool's back-off on a crowded machine (runtime/parallel_pool.py): a call whose
-worker straggles makes the next calls run on the caller alone for a while; each crowded
-call doubles the factor that sets how long, and each good call halves it (down to BACK_OFF).
+worker straggles (the caller waited for it longer than its units would have taken the caller)
+makes the next calls run on the caller alone for a while; each crowded call doubles the factor
+that sets how long, and each good call halves it (down to BACK_OFF). A worker that ran most
+units while the caller was held up is a good call.
 
 The units are a small native function that sleeps on every thread but the caller's, so a
 straggling worker is made, not waited for."""
@@ -69,6 +71,19 @@ def test_a_straggling_worker_doubles_the_factor_and_sends_calls_alone(pool):
     before = parallel.worker_units()
     call(0, 40_000)  # within the pause: the caller runs every unit
     assert parallel.worker_units() == before
+
+
+def test_a_worker_that_ran_the_units_while_the_caller_was_held_up_is_a_good_call(pool):
+    call, words = pool
+    words["back_off"].value, words["alone_until"].value = 64, 0
+    # The caller's unit takes 20 ms, a worker's none: the worker runs the other units meanwhile,
+    # and nobody waits. (The rule before counted a caller that ran under a quarter of the units
+    # as crowded and doubled the factor.)
+    before = parallel.worker_units()
+    call(20_000, 0)
+    assert parallel.worker_units() > before  # the worker took part (it had 20 ms to wake)
+    assert words["back_off"].value == 32
+    assert words["alone_until"].value == 0
 
 
 def test_the_factor_stops_at_its_maximum(pool):
