@@ -96,33 +96,36 @@ def test_a_bad_choice_fails_the_first_compile_with_the_message():
     assert out.returncode != 0 and "GRADTAPE_CPU='pentium9' is not a CPU LLVM knows" in out.stderr
 
 
-def _functions_of_every_spec():
-    """(spec name, forward Function, gradient Function or None) for every op spec."""
-    out = []
-    for spec in all_specs():
-        arrays = spec.args(np.random.default_rng(0))
-        forward = gt.make_ir(spec.fn, *arrays)
-        floats = all(np.asarray(a).dtype.kind == "f" for a in arrays)
-        loss = spec.fn if forward.outvars[0].type.shape == () else (lambda *xs, f=spec.fn: gt.sum(f(*xs)))
-        gradient = gt.make_ir(gt.grad(loss), *arrays) if floats else None
-        out.append((spec.name, forward, gradient))
-    return out
+def _forward_and_gradient(spec):
+    """The spec's forward Function, and its gradient's when every argument is a float array."""
+    arrays = spec.args(np.random.default_rng(0))
+    forward = gt.make_ir(spec.fn, *arrays)
+    floats = all(np.asarray(a).dtype.kind == "f" for a in arrays)
+    loss = spec.fn if forward.outvars[0].type.shape == () else (lambda *xs, f=spec.fn: gt.sum(f(*xs)))
+    gradient = gt.make_ir(gt.grad(loss), *arrays) if floats else None
+    return [forward] + ([gradient] if gradient is not None else [])
 
 
-def test_every_op_builds_as_aarch64_object_code():
-    arm = cpu.foreign("aarch64-unknown-linux-gnu")
-    machine = llvm.Target.from_triple(arm.triple).create_target_machine(cpu=arm.name, features="", opt=2)
-    built = 0
-    for name, *functions in _functions_of_every_spec():
-        for fn in filter(None, functions):
-            if not compiles_natively(fn):
-                continue  # an op of test_native_coverage.INTERPRETED_ONLY
-            with cpu.targeting(arm):
-                lowered = lower_function(fn, "f")
-            module = llvm.parse_assembly(str(lowered.module))
-            module.triple, module.data_layout = machine.triple, str(machine.target_data)
-            module.verify()
-            obj = machine.emit_object(module)
-            assert obj[:4] == b"\x7fELF" and obj[18] == 183, f"{name}: not an aarch64 ELF object"  # EM_AARCH64
-            built += 1
-    assert built > len(all_specs())
+_ARM = cpu.foreign("aarch64-unknown-linux-gnu")
+
+
+# One test per spec, so that pytest-xdist shares them out (together they take minutes).
+@pytest.mark.parametrize("spec", all_specs(), ids=str)
+def test_every_op_builds_as_aarch64_object_code(spec):
+    machine = llvm.Target.from_triple(_ARM.triple).create_target_machine(cpu=_ARM.name, features="", opt=2)
+    for fn in _forward_and_gradient(spec):
+        if not compiles_natively(fn):
+            continue  # an op of test_native_coverage.INTERPRETED_ONLY
+        with cpu.targeting(_ARM):
+            lowered = lower_function(fn, "f")
+        module = llvm.parse_assembly(str(lowered.module))
+        module.triple, module.data_layout = machine.triple, str(machine.target_data)
+        module.verify()
+        obj = machine.emit_object(module)
+        assert obj[:4] == b"\x7fELF" and obj[18] == 183, f"{spec.name}: not an aarch64 ELF object"  # EM_AARCH64
+
+
+def test_most_specs_build_native_code_for_aarch64():
+    """The per-spec test above skips only the interpreted-only ops: most specs do build."""
+    native = sum(compiles_natively(gt.make_ir(spec.fn, *spec.args(np.random.default_rng(0)))) for spec in all_specs())
+    assert native > 0.9 * len(all_specs())

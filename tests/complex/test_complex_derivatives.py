@@ -11,11 +11,22 @@ import numpy as np
 import pytest
 
 import gradtape as gt
+from gradtape import runtime
+from gradtape.staging import program
 
 from .complex_specs import SPECS
 from .fd import directional, jax_gradient, random_like
 
 RTOL = 1e-6
+
+
+@pytest.fixture(autouse=True)
+def _interpreter(monkeypatch):
+    """Staged functions run in the reference interpreter here: what is checked is the
+    derivative programs (the autodiff pass's rules), and compiling each third-order program
+    natively took most of this file's minutes. Native code for complex values, gradients
+    included, is checked against the interpreter in test_complex_native.py."""
+    monkeypatch.setattr(program, "compiler", runtime.interpreted)
 
 
 def _real_loss(spec, args, rng):
