@@ -1,7 +1,7 @@
 """The FFT against NumPy's pocketfft and, where installed, JAX, in the same run, as ratios.
 
     python bench/fft.py [--sizes 1024 ... 1048576 65537] [--rounds 5] [--skip-staged] [--cpu-time]
-    PYTHONPATH=. /work/venvs/jax/bin/python bench/fft.py     # with JAX's columns
+    python bench/fft.py     # with JAX's columns when JAX is installed (pip install -e ".[bench]")
 
 Three tables:
 

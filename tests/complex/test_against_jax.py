@@ -2,8 +2,8 @@
 numpy.linalg (eig, eigvals, inv, solve, det, slogdet, eigh, cholesky, svd, qr, pinv, lstsq, norm), numpy.roots,
 sort_complex, arcsinh and the FFT, and hessian(holomorphic=True) and hvp.
 
-Skipped where JAX is not installed (the default environment); run it with JAX's:
-PYTHONPATH=. /work/venvs/jax/bin/python -m pytest tests/complex/test_against_jax.py
+Skipped where JAX is not installed (the default environment); to run it, install JAX:
+`pip install jax` (the bench extra, `.[bench]`), then `python -m pytest tests/complex/test_against_jax.py`.
 Each loss is written once against a NumPy-like module `xp`: NumPy's (gradtape's
 functions are found through NumPy's dispatch) or jax.numpy. JAX's eigh and
 cholesky symmetrize their input where NumPy reads one triangle, so their losses
