@@ -113,8 +113,8 @@ class BackwardPlan:
         # value: a recorded op's result, always a Tensor.
         values = rec.values
         args = list(map(np.asarray, map(rec.snapshots.get, self._leaf_positions, self._get_leaves(values))))
-        for positions, get in self._stacks:
-            args.append(np.stack(list(map(np.asarray, map(rec.snapshots.get, positions, get(values))))))
+        for positions, get in self._stacks:  # a row per step of a re-rolled loop: thousands
+            args.append(np.stack([_array_of(v) for v in map(rec.snapshots.get, positions, get(values))]))
         if self._known_or_constants:  # none when the plan recomputes the forward (deferred.py)
             args += map(_value_of, self._get_known(values))
             args += self._constants
@@ -223,6 +223,14 @@ def _items_getter(positions):
 
 
 _value_of = operator.attrgetter("_value")  # a Tensor's array (computed, for a pending one)
+
+
+def _array_of(value) -> np.ndarray:
+    """np.asarray(value) of a recorded leaf: a concrete Tensor's array read directly (no tape
+    records now, so there is nothing for np.asarray's checks to refuse)."""
+    if value.__class__ is Tensor and value._sym is None:
+        return value._value
+    return np.asarray(value)
 
 
 def _ref(v, taps):
