@@ -149,7 +149,7 @@ class Recording:
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
         "versions", "snapshots", "literals", "uncacheable", "deferred", "watched_integers", "held",
-        "_vars", "_eqns", "__weakref__",
+        "_vars", "_eqns", "_structure_key", "__weakref__",
     )
 
     def __init__(self):
@@ -185,7 +185,7 @@ class Recording:
         # Whether some recorded values are PendingTensors (deferred.py): the
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
-        self._vars = self._eqns = None  # made on first use
+        self._vars = self._eqns = self._structure_key = None  # made on first use
 
     def __del__(self):
         # Its pending values may outlive it (a loss a user keeps after the tape is gone): t[i] = v
@@ -501,8 +501,13 @@ class Recording:
         check(self.held, reader)
 
     def structure_key(self) -> tuple:
-        """The structure as one hashable tuple."""
-        return tuple(self.structure)
+        """The structure as one hashable tuple: the same tuple until more is recorded (a
+        structure only grows), so that a gradient's cache lookups hash it once
+        (backward_cache._Key)."""
+        key = self._structure_key
+        if key is None or len(key) != len(self.structure):
+            key = self._structure_key = tuple(self.structure)
+        return key
 
     def value(self, p: int):
         """The forward value (an array) at position `p`."""
