@@ -24,11 +24,13 @@ For the LSTM, `trace` is tracing the Python program (staged) or recording it
 generation, LLVM, the run, and on a tape the plan's bookkeeping), of which
 `backend` is code generation and LLVM (wall time of the compile's stages):
 what should depend on the loop body, not on its length; the ratio lines also give
-the compile less the backend's CPU time, which is most of the noise on a shared machine. On a tape, `free` is the
-recording let go of after the gradient (its objects, and its pending values
-registered as orphans), which grows with the recording as `trace` and `to IR` do;
-`cpu` counts it, `compile` does not. Then the run time of W7's gradient, rolled against unrolled (the default),
-in this process (interleaved rounds, thread time).
+the compile less the backend's CPU time (the backend is most of the noise on a
+shared machine). `free` is the unrolled program let go of: the trace the pass
+replaced (staged), or the recording the tape drops after the gradient (its
+objects, and its pending values registered as orphans); it grows with the
+program as `trace` and `to IR` do: `cpu` counts it, `compile` does not. Then the
+run time of W7's gradient, rolled against unrolled (the default), in this
+process (interleaved rounds, thread time).
 
     python bench/loop_reroll.py [--repeat 2] [--lengths 256 1024 4096] [--only w7|rk4|lstm-staged|lstm-tape|run]
 """
@@ -60,8 +62,10 @@ def child(case: str, n: int):
 
     spent = {"reroll": 0.0}
     original = reroll_module.reroll
+    unrolled = []  # what the pass was given: freed apart (`free`), as a tape's recording is
 
     def timed_reroll(fn, where=""):
+        unrolled.append(fn)
         t = time.process_time()
         try:
             return original(fn, where)
@@ -113,6 +117,9 @@ def child(case: str, n: int):
         staged.trace_call = timed_trace
         [np.asarray(g) for g in program(*args)]
         compiled = program.programs()[0][1].compiled
+        t0 = time.process_time()
+        del unrolled[:]
+        spent["free"] = time.process_time() - t0
     spent["cpu"] = time.process_time() - cpu
     spent["wall"] = time.perf_counter() - wall
     spent["compile"] = (spent["cpu"] - spent.get("trace", 0.0) - spent.get("to_ir", 0.0) - spent["reroll"]
@@ -237,7 +244,8 @@ def lstm(r, lengths, kinds):
             row(f"{kind} Python loop, {n:,} characters", m)
             if n != lengths[0]:
                 print(f"    at {n:,} / at {lengths[0]:,} characters: compile {m['compile'] / first['compile']:.2f}x,"
-                      f" backend {m['backend'] / first['backend']:.2f}x; compile less backend (CPU)"
+                      f" backend {m['backend'] / first['backend']:.2f}x (CPU"
+                      f" {m.get('backend_cpu', 0.0) / max(first.get('backend_cpu', 0.0), 1e-9):.2f}x); compile less backend (CPU)"
                       f" {m['rest']:.2f} s against {first['rest']:.2f} s")
 
 
