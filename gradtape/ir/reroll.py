@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 
+from ..gc_pause import gc_paused
 from . import config
 from .core import Function, Literal
 from .passes import dce
@@ -64,7 +65,8 @@ def reroll(fn: Function, where: str = "") -> Function:
     if not config.reroll or len(fn.eqns) < max(2 * config.reroll_min_trips, config.reroll_min_equations):
         return fn
     rolled = []
-    out = _rolled(dce(fn), {}, rolled)
+    with gc_paused():  # what the pass makes lives until it ends (gc_pause.py)
+        out = _rolled(dce(fn), {}, rolled)
     if not rolled:
         return fn
     if config.checks:

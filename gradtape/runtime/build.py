@@ -16,9 +16,7 @@ symbols are resolved in this process before the object is loaded.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import gc
 import itertools
 import threading
 import time
@@ -26,6 +24,7 @@ import time
 import numpy as np
 
 from .. import codegen
+from ..gc_pause import gc_paused
 from . import config, fastcall, jit, numpy_abi
 from . import parallel  # noqa: F401  (registers the thread pool with the code generator before anything is lowered)
 from .arena import EMPTY, aligned_empty
@@ -173,38 +172,6 @@ def _bind_entries(native: NativeFunction, in_types, out_types):
         native.new_entry, native.into_entry = fastcall.entry_points(spec, (native.code, arena))
         native.release_gil = release_gil
     native.timings["entry"] = time.perf_counter() - t
-
-
-_gc_lock = threading.Lock()
-_gc_pausers = 0  # threads inside gc_paused()
-_gc_was_enabled = False
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Python's cyclic garbage collector off while code generation runs, as it was afterwards.
-
-    Lowering allocates a few hundred thousand objects for a large Function, and
-    none of them is garbage until it ends: every collection the allocations
-    trigger walks them in vain, and the full ones walk the whole process too
-    (the k = 3,000 chain of bench/compile_scaling.py: lower + ir_text 0.31 ->
-    0.24 s, and growing faster than the program with the collector on). The
-    collector is off while any thread is inside, and back on when the last
-    one leaves if it was on when the first came in.
-    """
-    global _gc_pausers, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 def _lap(timings: dict, stage: str, t0: float) -> float:

@@ -33,10 +33,11 @@ from ..ir.inline import substitute_inputs
 from ..ir.copy_gather import gather_copies
 from ..ir.reroll import reroll
 from . import backward_cache, tape_stack
-from .backward_plan import BackwardPlan, gather_gradients, seed_array
+from .backward_plan import BackwardPlan, gather_gradients, seed_array, stacked_rows
 from .deferred import PendingTensor
 from .dispatch import bind
 from .recording import Recording
+from .stacked_leaves import LeafStack, stack_leaf_rows
 from .tensor import Tensor
 
 
@@ -145,7 +146,9 @@ class BackwardParts:
     source Var; `plan[k]` lists the outputs to add up for source k (a variable
     read several times has one Var per read), empty when unconnected.
 
-    Sources computed on the tape get `taps` (see RecordedProgram).
+    Sources computed on the tape get `taps` (see RecordedProgram). `leaves` has a
+    Var per input, or a LeafStack for an input that joins the rows a re-rolled loop read
+    (stacked_leaves.py).
     """
 
     def __init__(self, rec: Recording, question: Question, batch: int | None = None, recompute: bool = False,
@@ -157,9 +160,13 @@ class BackwardParts:
             program.leaves, program.eqns, program.taps, program.source_vars, program.wrt)
         live_targets = [v for v in self.targets if v is not None]
         # Python loops recorded step by step become scans before the adjoint is taken (ir/reroll.py),
-        # and pieces copied into one tensor one gather (ir/copy_gather.py).
-        fn = gather_copies(reroll(ir.Function(leaves, eqns, live_targets), "tape backward"))
-        joint, connected = ir.vjp(fn, [leaves.index(v) for v in wrt])
+        # the rows of a constant they read one per step one input (stacked_leaves.py: what follows
+        # then costs what the body does, not the trip count), and pieces copied into one tensor
+        # one gather (ir/copy_gather.py). `leaves` then has a LeafStack for each such input.
+        fn, leaves = stack_leaf_rows(reroll(ir.Function(leaves, eqns, live_targets), "tape backward"), wrt)
+        fn = gather_copies(fn)
+        at = {v: i for i, v in enumerate(leaves) if v.__class__ is not LeafStack}
+        joint, connected = ir.vjp(fn, [at[v] for v in wrt])
         n_out = len(live_targets)
         # A plan that recomputes the forward also returns the targets' values, after the
         # gradients: a target read after `gradient` then takes its value from the plan's
@@ -284,12 +291,16 @@ class Backward:
         self.connected = self.parts.connected
 
     def _array(self, v):
+        if v.__class__ is LeafStack:
+            return np.stack([self._array(u) for u in v])
         if v in self.parts.taps:
             out = self.parts.taps[v]
             return np.zeros(v.type.shape, v.type.dtype) if out is None else self.rec.value(out.index)
         return self.rec.value(v.index)
 
     def _tensor(self, v):
+        if v.__class__ is LeafStack:  # joined by ops, so that the tapes recording now see them
+            return stacked_rows([self._tensor(u) for u in v])
         if v in self.parts.taps:
             out = self.parts.taps[v]
             if out is None:

@@ -60,13 +60,28 @@ class _Key:
 
     def __init__(self, parts):
         self.parts = parts
-        self.hash = hash(parts)
+        self.hash = hash((_structure_hash(parts[0]), parts[1]))
 
     def __hash__(self):
         return self.hash
 
     def __eq__(self, other):
         return self.hash == other.hash and self.parts == other.parts
+
+
+_hashed = (None, 0)  # the structure key hashed last, and its hash
+
+
+def _structure_hash(structure: tuple) -> int:
+    """hash(structure), once per tuple in a row: a first gradient looks its structure up in
+    `find`, then in `lookup`, and Recording.structure_key gives both the same tuple."""
+    global _hashed
+    last = _hashed
+    if last[0] is structure:
+        return last[1]
+    h = hash(structure)
+    _hashed = (structure, h)
+    return h
 
 
 def lookup(rec, question_key, build):

@@ -25,7 +25,7 @@ from ..ir.ops.call import call_p
 from . import deferred, dispatch, plan_log, tape_stack
 from .deferred import PendingTensor
 from .dispatch import bind
-from .stacked_leaves import stack_leaves
+from .stacked_leaves import LeafStack, stack_leaves
 from .tensor import Tensor
 
 _reshape, _concatenate = ir.all_ops["reshape"], ir.all_ops["concatenate"]
@@ -48,10 +48,11 @@ serve = None
 class BackwardPlan:
     """The structural half of a backward: its Function and where its inputs come from.
 
-    The Function's inputs are the recorded leaves it reads, then the recorded
-    forward values (`known`), then the constant arrays it needs (the zero
-    inputs of intermediate sources), then the seeds when they are inputs (not
-    baked in, see `unit_seeds`): each kind is gathered by position at once.
+    The Function's inputs are the recorded leaves it reads, then the rows of
+    leaves it takes stacked (stacked_leaves.py), then the recorded forward
+    values (`known`), then the constant arrays it needs (the zero inputs of
+    intermediate sources), then the seeds when they are inputs (not baked
+    in, see `unit_seeds`): each kind is gathered by position at once.
 
     Args:
       parts: a backward.BackwardParts built from one recording.
@@ -62,18 +63,24 @@ class BackwardPlan:
         invars = parts.fn.invars
         n_leaves, n_known = len(parts.leaves), len(parts.known)
         n_seeds = len(invars) - n_leaves - n_known
-        leaves = [(_ref(v, taps), x) for v, x in zip(parts.leaves, invars[:n_leaves])]
-        recorded = [(r, x) for r, x in leaves if r.__class__ is int]
-        constants = [(r, x) for r, x in leaves if r.__class__ is not int]
+        recorded, stacked, constants = [], [], []
+        for v, x in zip(parts.leaves, invars[:n_leaves]):
+            if v.__class__ is LeafStack:  # rows the parts joined: their positions
+                stacked.append(([u.index for u in v], x))
+            else:
+                r = _ref(v, taps)
+                (recorded if r.__class__ is int else constants).append((r, x))
         known = [(_ref(v, taps), x) for v, x in zip(parts.known, invars[n_leaves + n_seeds:])]
-        ordered = recorded + known + constants
+        ordered = recorded + stacked + known + constants
         fn = ir.Function([x for _, x in ordered] + list(invars[n_leaves:n_leaves + n_seeds]),
                          parts.fn.eqns, parts.fn.outvars)
-        # The leaves a re-rolled loop reads one per iteration: one input, stacked when the plan runs.
+        # The leaves a re-rolled loop reads one per iteration: one input, stacked when the plan
+        # runs. The parts joined them before the adjoint; this joins what it left (a Jacobian's).
         self.fn, kept, stacks = stack_leaves(fn, len(recorded))
         self._leaf_positions = [recorded[i][0] for i in kept]
         self._get_leaves = _items_getter(self._leaf_positions)
-        self._stacks = [([recorded[i][0] for i in s], _items_getter([recorded[i][0] for i in s])) for s in stacks]
+        stacks = [[recorded[i][0] for i in s] for s in stacks] + [positions for positions, _ in stacked]
+        self._stacks = [(positions, _items_getter(positions)) for positions in stacks]
         self._get_known = _items_getter([r for r, _ in known])
         self._constants = [r for r, _ in constants]
         self._known_or_constants = bool(known or constants)
@@ -106,8 +113,8 @@ class BackwardPlan:
         # value: a recorded op's result, always a Tensor.
         values = rec.values
         args = list(map(np.asarray, map(rec.snapshots.get, self._leaf_positions, self._get_leaves(values))))
-        for positions, get in self._stacks:
-            args.append(np.stack(list(map(np.asarray, map(rec.snapshots.get, positions, get(values))))))
+        for positions, get in self._stacks:  # a row per step of a re-rolled loop: thousands
+            args.append(np.stack([_array_of(v) for v in map(rec.snapshots.get, positions, get(values))]))
         if self._known_or_constants:  # none when the plan recomputes the forward (deferred.py)
             args += map(_value_of, self._get_known(values))
             args += self._constants
@@ -138,8 +145,7 @@ class BackwardPlan:
             self._calls = [optimize(ir.select_outputs(self.fn, [k])) for k in range(n)]
         args = [_recorded_tensor(rec, p) for p in self._leaf_positions]
         for positions, _ in self._stacks:  # joined by recorded ops, so that tapes recording now see them
-            rows = [bind(_reshape, t, shape=(1,) + t.shape) for t in (_recorded_tensor(rec, p) for p in positions)]
-            args.append(bind(_concatenate, *rows, axis=0))
+            args.append(stacked_rows([_recorded_tensor(rec, p) for p in positions]))
         args += list(seeds)
         return gather_gradients([_recorded_call(fn, args) for fn in self._calls], self.plan)
 
@@ -180,6 +186,13 @@ class BackwardPlan:
         return compiled(*args)  # converts what the entry point declined, or says what is wrong
 
 
+def stacked_rows(tensors) -> Tensor:
+    """The Tensors stacked, as recorded ops (a reshape of each to one row, then their
+    concatenate: the equations a re-rolled loop's stacked input replaced)."""
+    rows = [bind(_reshape, t, shape=(1,) + t.shape) for t in tensors]
+    return bind(_concatenate, *rows, axis=0)
+
+
 def _recorded_call(fn, args) -> Tensor:
     """`call[fn] args`, deferred on the single recording tape when it can be (deferred.py),
     else computed and recorded by every recording tape."""
@@ -210,6 +223,14 @@ def _items_getter(positions):
 
 
 _value_of = operator.attrgetter("_value")  # a Tensor's array (computed, for a pending one)
+
+
+def _array_of(value) -> np.ndarray:
+    """np.asarray(value) of a recorded leaf: a concrete Tensor's array read directly (no tape
+    records now, so there is nothing for np.asarray's checks to refuse)."""
+    if value.__class__ is Tensor and value._sym is None:
+        return value._value
+    return np.asarray(value)
 
 
 def _ref(v, taps):

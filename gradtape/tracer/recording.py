@@ -30,11 +30,13 @@ it); this module stays the reference, and what is off the common path.
 """
 from __future__ import annotations
 
+import gc
 import itertools
 
 import numpy as np
 
 from .. import ir
+from ..gc_pause import gc_paused
 from ..ir.op import Op, shape_rules
 from ..ir.ops.call import call_p
 from .c_view import crecord, pure_python, slot_table
@@ -81,6 +83,7 @@ def _literal(value) -> tuple:
 _signatures: dict = {}
 _types: dict = {}  # (shape, dtype) -> (TensorType, type id)
 _MAX_MEMO = 1 << 16
+_MANY_POSITIONS = 4096  # made into equations with the collector paused (Recording.eqns)
 _ids = itertools.count()  # never reused, so a cleared memo cannot make two keys equal
 
 
@@ -146,7 +149,7 @@ class Recording:
     __slots__ = (
         "structure", "info", "values", "var_of", "const_of", "leaves", "sources", "variables",
         "versions", "snapshots", "literals", "uncacheable", "deferred", "watched_integers", "held",
-        "_vars", "_eqns", "__weakref__",
+        "_vars", "_eqns", "_structure_key", "__weakref__",
     )
 
     def __init__(self):
@@ -182,7 +185,7 @@ class Recording:
         # Whether some recorded values are PendingTensors (deferred.py): the
         # backward then recomputes the forward rather than reading them.
         self.deferred = False
-        self._vars = self._eqns = None  # made on first use
+        self._vars = self._eqns = self._structure_key = None  # made on first use
 
     def __del__(self):
         # Its pending values may outlive it (a loss a user keeps after the tape is gone): t[i] = v
@@ -208,8 +211,22 @@ class Recording:
         """The recorded equations, in execution order."""
         if self._eqns is None:
             self._eqns = []
+        eqns = self._eqns
+        done = eqns[-1].outvars[0].index + 1 if eqns else 0  # the positions made before
+        if len(self.info) - done < _MANY_POSITIONS:
+            return self._more_eqns(done)
+        # A long recording: the objects made here all live on, and the collections they would
+        # set off walk the recording again and again (gc_pause.py). Paused, they are walked once
+        # here, moved to the oldest generation, rather than by the passes that follow.
+        with gc_paused():
+            eqns = self._more_eqns(done)
+        if gc.isenabled():  # (not when the program, or another thread's pass, turned it off)
+            gc.collect(1)  # the young generations: what was just made, not the whole process
+        return eqns
+
+    def _more_eqns(self, done: int) -> list:
+        """`_eqns` with the equations of positions `done` and after."""
         vars_, eqns = self.vars, self._eqns
-        done = eqns[-1].outvars[0].index + 1 if eqns else 0
         for p in range(done, len(vars_)):
             hit = self.info[p]
             if len(hit) == 2:  # a leaf
@@ -484,8 +501,13 @@ class Recording:
         check(self.held, reader)
 
     def structure_key(self) -> tuple:
-        """The structure as one hashable tuple."""
-        return tuple(self.structure)
+        """The structure as one hashable tuple: the same tuple until more is recorded (a
+        structure only grows), so that a gradient's cache lookups hash it once
+        (backward_cache._Key)."""
+        key = self._structure_key
+        if key is None or len(key) != len(self.structure):
+            key = self._structure_key = tuple(self.structure)
+        return key
 
     def value(self, p: int):
         """The forward value (an array) at position `p`."""

@@ -11,6 +11,14 @@ join one input instead, which the plan fills by stacking the k recorded arrays w
 it runs (backward_plan.py):
 
  -> { s ... . ... }
+
+`stack_leaf_rows` does it right after the re-roll (backward.BackwardParts), so that the
+adjoint, the optimizer and the plan's bookkeeping see one input and no equation per
+row: what they cost then depends on the loop's body, not on its length. The leaves
+joined there are named by a `LeafStack`, which the plan and the uncached backward fill
+by stacking the rows. A leaf differentiated is left out (its derivative is an output of
+its own), and the plan joins what the adjoint left (a Jacobian's, a forward
+accumulator's) with `stack_leaves` when it is built.
 """
 from __future__ import annotations
 
@@ -19,11 +27,30 @@ from ..ir.ops.indexing import concatenate_p
 from ..ir.ops.layout import reshape_p
 
 
-def stack_leaves(fn: ir.Function, n_leaves: int):
+class LeafStack(tuple):
+    """The leaves (Vars) one input of a backward function joins, in the order of its rows:
+    the input is `np.stack` of their values."""
+
+    __slots__ = ()
+
+
+def stack_leaf_rows(fn: ir.Function, keep=()) -> tuple:
+    """`(fn', leaves)`: fn (every input a leaf) with each join of one-row reshapes of leaves
+    as one input, and per input of fn' its leaf Var or the LeafStack it joins. The leaves
+    in `keep` (Vars: those differentiated) stay inputs of their own."""
+    keep = {fn.invars.index(v) for v in keep}
+    new, kept, stacks = stack_leaves(fn, len(fn.invars), keep)
+    if not stacks:
+        return fn, list(fn.invars)
+    return new, [fn.invars[i] for i in kept] + [LeafStack(fn.invars[i] for i in s) for s in stacks]
+
+
+def stack_leaves(fn: ir.Function, n_leaves: int, keep=frozenset()):
     """`(fn', kept, stacks)`: fn' takes fn's first `n_leaves` inputs at indices `kept`, then
     one input per join of leaves (`stacks[j]`: the indices of the leaves it joins, in
-    order), then fn's other inputs; `stacks` is empty (and fn' is fn) when there is none."""
-    leaf_at = {v: i for i, v in enumerate(fn.invars[:n_leaves])}
+    order), then fn's other inputs; `stacks` is empty (and fn' is fn) when there is none.
+    The leaves at the indices in `keep` are not joined."""
+    leaf_at = {v: i for i, v in enumerate(fn.invars[:n_leaves]) if i not in keep}
     reads: dict = {}
     for e in fn.eqns:
         for a in e.inputs:

@@ -322,6 +322,32 @@ def test_off_min_trips_and_min_equations(monkeypatch):
     assert scans(reroll(fn)) == 1
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_pass_runs_with_the_collector_off_and_leaves_it_as_it_was(enabled, monkeypatch):
+    # what the pass makes lives until it ends: collections would walk it in vain (gc_pause.py)
+    import gc
+
+    from gradtape.ir import reroll as reroll_module
+
+    fn, r, args = rolled("recurrence")
+    seen = []
+    real = reroll_module._rolled
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(reroll_module, "_rolled", spy)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        again = reroll(fn)
+        assert seen and not any(seen) and gc.isenabled() is enabled  # (the body of a loop too)
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert str(again) == str(r)
+
+
 def test_by_default_a_loop_of_fewer_than_128_equations_stays_unrolled(monkeypatch):
     monkeypatch.undo()
     assert ir.config.reroll_min_equations == 128

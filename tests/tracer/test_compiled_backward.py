@@ -739,3 +739,26 @@ def test_the_most_recent_plan_is_dropped_with_the_cache():
         backward_cache.set_max_plans(previous)
     np.testing.assert_allclose(grad(), 2 * A)
     assert counts() == (0, 2)  # built again: the cache forgot it, the shortcut too
+
+
+def test_the_structure_key_is_one_tuple_until_more_is_recorded_and_hashed_once():
+    # A first gradient looks its structure up twice (cached_plan, then lookup): the same tuple,
+    # hashed once (backward_cache._structure_hash).
+    x = gt.Variable(A)
+    with gt.GradientTape(persistent=True) as tape:
+        y = gt.sum(gt.tanh(x) * B)
+        rec = tape._tape
+        first = rec.structure_key()
+        assert rec.structure_key() is first and first == tuple(rec.structure)
+        z = y * 2.0
+        longer = rec.structure_key()
+        assert longer is not first and len(longer) == len(first) + 1 and longer == tuple(rec.structure)
+    (g,) = tape.gradient(z, [x])
+    assert backward_cache._hashed[0] is longer and backward_cache._hashed[1] == hash(longer)
+    np.testing.assert_allclose(g.numpy(), 2.0 * B * (1.0 - np.tanh(A) ** 2), rtol=1e-14)
+    with gt.GradientTape() as tape:  # another recording of the same structure: a hit
+        z = gt.sum(gt.tanh(x) * B) * 2.0
+    hits, misses = counts()
+    (g_again,) = tape.gradient(z, [x])
+    assert counts() == (hits + 1, misses)
+    np.testing.assert_array_equal(g_again.numpy(), g.numpy())

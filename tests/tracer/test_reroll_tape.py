@@ -6,6 +6,8 @@ import numpy as np
 import gradtape as gt
 from gradtape import ir
 from gradtape.tracer import backward_cache
+from gradtape.tracer.backward import BackwardParts, Question
+from gradtape.tracer.stacked_leaves import LeafStack
 from tests.reroll_programs import rnn_loss, small_loops_too  # noqa: F401  (an autouse fixture)
 
 RNG = np.random.default_rng(5)
@@ -38,6 +40,39 @@ def test_the_plan_is_a_loop_reading_the_rows_as_one_input(compile_at_once):
     staged = gt.grad(rnn_loss, argnums=1)
     np.testing.assert_allclose(g, staged(H, W, U, XS), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(g_again, staged(H, W, U, XS + 1.0), rtol=1e-12, atol=1e-15)
+
+
+def parts_of(steps):
+    """The BackwardParts of the RNN's gradient with respect to w over `steps` rows."""
+    xs = np.resize(XS, (steps, XS.shape[1]))
+    w = gt.Variable(W)
+    with gt.GradientTape(persistent=True) as tape:
+        y = rnn_loss(gt.constant(H), w, gt.constant(U), gt.constant(xs))
+    rec = tape._tape
+    return BackwardParts(rec, Question(rec, [y], [w]))
+
+
+def test_the_rows_are_one_input_before_the_adjoint_whatever_the_trip_count():
+    # Joined right after the re-roll, the rows are no equation of the adjoint's, the optimizer's
+    # or the plan's: the backward function is the same size at 8 and 64 steps.
+    small, large = parts_of(8), parts_of(64)
+    for parts, steps in ((small, 8), (large, 64)):
+        (stack,) = [v for v in parts.leaves if v.__class__ is LeafStack]
+        assert len(stack) == steps and all(v.type.shape == (U.shape[0],) for v in stack)
+        assert parts.fn.invars[parts.leaves.index(stack)].type.shape == (steps, U.shape[0])
+    assert len(small.fn.eqns) == len(large.fn.eqns)
+    assert len(small.fn.invars) == len(large.fn.invars)
+
+
+def test_the_uncached_backward_stacks_the_rows_as_the_plan_does(compile_at_once):
+    xs = XS * 0.7
+    cached = tape_gradient(xs)
+    assert "scan" in [e.op.name for e in backward_cache._recent[1].fn.eqns]
+    with backward_cache.disabled():  # a Backward of its own, run by the interpreter
+        uncached = tape_gradient(xs)
+    staged = gt.grad(rnn_loss, argnums=1)(H, W, U, xs)
+    np.testing.assert_allclose(uncached[0], staged, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(cached[0], staged, rtol=1e-12, atol=1e-15)
 
 
 def test_the_gradient_is_the_unrolled_plans(compile_at_once, monkeypatch):
