@@ -1147,6 +1147,25 @@ done:
     return result;
 }
 
+/* The params of every op bound without keyword arguments (a new reference): one empty dict, as
+ * params are read-only (ir/core.py's Eqn; the signature memo already shares the first params
+ * of each signature). A dict per op was 64 bytes a pending op kept and an allocation the
+ * collector counted. Should anything write into it, the next bind raises rather than let
+ * every later op carry the entry. */
+static PyObject *no_params;
+
+static PyObject *shared_no_params(void)
+{
+    if (no_params == NULL && (no_params = PyDict_New()) == NULL)
+        return NULL;
+    if (PyDict_GET_SIZE(no_params) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "gradtape: the shared empty params of ops bound without keyword "
+                        "arguments were modified (an op's params must never be written)");
+        return NULL;
+    }
+    return Py_NewRef(no_params);
+}
+
 /* bind(op, *args, **params): dispatch.bind, the entry point of every op (see dispatch.py). */
 static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
 {
@@ -1160,14 +1179,14 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
         return NULL;
     }
     PyObject *op = argv[0], *result = NULL, *rec = NULL, *watch = NULL, *tapes = NULL;
-    PyObject *args = PyTuple_New(nargs - 1), *params = PyDict_New();
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *args = PyTuple_New(nargs - 1), *params = nkw ? PyDict_New() : shared_no_params();
     if (args == NULL || params == NULL)
         goto done;
     for (Py_ssize_t i = 1; i < nargs; i++) {
         Py_INCREF(argv[i]);
         PyTuple_SET_ITEM(args, i - 1, argv[i]);
     }
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t i = 0; i < nkw; i++)
         if (PyDict_SetItem(params, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) < 0)
             goto done;

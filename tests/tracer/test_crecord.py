@@ -518,3 +518,20 @@ def test_a_freed_recording_leaves_to_orphans_only_the_unread_values_held_elsewhe
     kept[0].numpy()  # read, with every value it reads: none is unread now
     assert _crecord.unread_roots(rec.values) == []
     np.testing.assert_allclose(kept[0].numpy(), np.sin(2.0 * X[0]) ** 2 + 1.0)
+
+
+def test_ops_bound_without_keywords_share_one_params_dict_that_nothing_may_write():
+    x = gt.constant(X[0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        a = _crecord.bind(elementwise.sin_p, x)
+        b = _crecord.bind(elementwise.cos_p, x)
+        assert a._params is b._params and a._params == {}
+        a._params["axis"] = 0  # what no code may do: the next bind says so, not a wrong op
+        try:
+            with pytest.raises(RuntimeError, match="must never be written"):
+                _crecord.bind(elementwise.sin_p, x)
+        finally:
+            a._params.clear()
+        c = _crecord.bind(elementwise.exp_p, b)
+    np.testing.assert_allclose(c.numpy(), np.exp(np.cos(X[0])))
