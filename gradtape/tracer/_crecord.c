@@ -1147,6 +1147,27 @@ done:
     return result;
 }
 
+/* stack_local.tapes, this thread's tape list (a new reference). tape_stack.py makes it once per
+ * thread and only ever changes it in place, so it is kept here for the thread last asked about,
+ * by the thread's id (PyThreadState_GetID: never reused, unlike a thread state's address): the
+ * thread-local lookup was about 350 instructions of every bind. */
+static PyObject *tapes_owner, *tapes_of_thread;  /* the stack_local they were read from; the list */
+static uint64_t tapes_thread = (uint64_t)-1;
+
+static PyObject *current_tapes(void)
+{
+    uint64_t thread = PyThreadState_GetID(PyThreadState_Get());
+    if (thread == tapes_thread && tapes_owner == stack_local && tapes_of_thread != NULL)
+        return Py_NewRef(tapes_of_thread);
+    PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes);
+    if (tapes == NULL || !PyList_CheckExact(tapes))
+        return tapes;  /* not a list: never cached (bind takes the general path) */
+    Py_XSETREF(tapes_of_thread, Py_NewRef(tapes));
+    Py_XSETREF(tapes_owner, Py_NewRef(stack_local));
+    tapes_thread = thread;
+    return tapes;
+}
+
 /* The params of every op bound without keyword arguments (a new reference): one empty dict, as
  * params are read-only (ir/core.py's Eqn; the signature memo already shares the first params
  * of each signature). A dict per op was 64 bytes a pending op kept and an allocation the
@@ -1190,7 +1211,7 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
     for (Py_ssize_t i = 0; i < nkw; i++)
         if (PyDict_SetItem(params, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) < 0)
             goto done;
-    tapes = PyObject_GetAttr(stack_local, s_tapes);
+    tapes = current_tapes();
     if (tapes == NULL)
         goto done;
     if (!PyList_Check(tapes)) {
@@ -1799,7 +1820,7 @@ static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *entry)
         slice_kw = NULL;
     if (reshape_kw == Py_None)
         reshape_kw = NULL;
-    PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes), *rec = NULL, *watch = NULL, *y = NULL;
+    PyObject *tapes = current_tapes(), *rec = NULL, *watch = NULL, *y = NULL;
     if (tapes == NULL)
         return NULL;
     int one = PyList_Check(tapes) ? single_tape(tapes, &rec, &watch) : 0;
