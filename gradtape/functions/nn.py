@@ -124,6 +124,7 @@ def logsumexp(x, axis=None, keepdims=False, b=None):
     return bind(layout.reshape_p, out, shape=reduce.reduced_shape(x.shape, axes))
 
 
+@always_new  # one bind on every path: exported unwrapped (it is on every LSTM gate)
 def sigmoid(x):
     """The logistic function 1 / (1 + exp(-x)), stable for any x.
 

@@ -1,6 +1,8 @@
 """Python operators and NumPy-style methods on Tensor, bound to gradtape functions."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir.ops import elementwise as ew_ops
 from ..tracer import dispatch
 from ..tracer.c_view import crecord as _crecord
@@ -65,5 +67,9 @@ if _c_bind:  # float64 operands bound in C, every other case by the Python opera
     for _name, _op in (("add", ew_ops.add_p), ("sub", ew_ops.sub_p), ("mul", ew_ops.mul_p), ("truediv", ew_ops.div_p)):
         for _dunder in (f"__{_name}__", f"__r{_name}__"):
             setattr(Tensor, _dunder, _crecord.binary_operator(_op, getattr(Tensor, _dunder), _dunder[2] == "r"))
+    # `array * t` reaches the tensor through NumPy's __array_ufunc__: the same ops, in C too
+    Tensor.__array_ufunc__ = _crecord.ufunc_operator(
+        {np.add: ew_ops.add_p, np.subtract: ew_ops.sub_p, np.multiply: ew_ops.mul_p, np.true_divide: ew_ops.div_p},
+        Tensor.__array_ufunc__)
 Tensor.__hash__ = lambda self: id(self)  # defining __eq__ would otherwise drop hashing
 Tensor.astype = lambda self, dtype: ew.cast(self, dtype)

@@ -279,10 +279,34 @@ static void untrack_if_acyclic(PyObject *t, PyObject *op, PyObject *args, PyObje
     PyObject_GC_UnTrack(t);
 }
 
+/* The shape and dtype of recent result types (ir.TensorType: immutable, and kept alive here),
+ * by address: reading them through GetAttr was 3% of recording ADBench's LSTM. */
+#define TYPE_CACHE_SIZE 64
+static struct {
+    PyObject *type, *shape, *dtype;
+} type_cache[TYPE_CACHE_SIZE];
+
+/* shape_and_dtype of an op's result type, through type_cache. */
+static int type_shape_and_dtype(PyObject *type, PyObject **shape, PyObject **dtype)
+{
+    size_t slot = ((size_t)type >> 4) % TYPE_CACHE_SIZE;
+    if (type_cache[slot].type == type) {
+        *shape = Py_NewRef(type_cache[slot].shape);
+        *dtype = Py_NewRef(type_cache[slot].dtype);
+        return 0;
+    }
+    if (shape_and_dtype(type, shape, dtype) < 0)
+        return -1;
+    Py_XSETREF(type_cache[slot].type, Py_NewRef(type));
+    Py_XSETREF(type_cache[slot].shape, Py_NewRef(*shape));
+    Py_XSETREF(type_cache[slot].dtype, Py_NewRef(*dtype));
+    return 0;
+}
+
 static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyObject *type)
 {
     PyObject *shape, *dtype;
-    if (shape_and_dtype(type, &shape, &dtype) < 0)
+    if (type_shape_and_dtype(type, &shape, &dtype) < 0)
         return NULL;
     PyObject *t = pending_type->tp_alloc(pending_type, 0);
     if (t == NULL) {
@@ -335,21 +359,19 @@ static PyObject *variables_read(PyObject *args)
 }
 
 /* recording.held_operands: `args` (a pending op's operands) with each array in `held` (id ->
- * Held), or Tensor (not pending) holding one, replaced by its Held; a new list. */
+ * Held), or Tensor (not pending) holding one, replaced by its Held: a new list, or `args` itself
+ * (a new reference) when none is held: most ops read only pending values, and a list per op
+ * was 2% of recording ADBench's LSTM once its data rows were held. */
 static PyObject *held_operands(PyObject *held, PyObject *args)
 {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(args);
     PyObject **items = PySequence_Fast_ITEMS(args);
-    PyObject *out = PyList_New(n);
-    if (out == NULL)
-        return NULL;
+    PyObject *out = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = items[i], *h = NULL;
         PyTypeObject *cls0 = Py_TYPE(a);
-        if (cls0 == pending_type) {  /* its value is computed by gradtape: no array to check */
-            PyList_SET_ITEM(out, i, Py_NewRef(a));
+        if (cls0 == pending_type)  /* its value is computed by gradtape: no array to check */
             continue;
-        }
         /* a Tensor is no array: only the array it holds can be held (the keys are live arrays' ids) */
         int first = cls0 == tensor_type;
         if (first)
@@ -357,22 +379,33 @@ static PyObject *held_operands(PyObject *held, PyObject *args)
         for (int pass = first; pass < 2 && h == NULL && a != NULL; pass++) {
             PyObject *key = PyLong_FromVoidPtr(a);
             if (key == NULL) {
-                Py_DECREF(out);
+                Py_XDECREF(out);
                 return NULL;
             }
             h = PyDict_GetItemWithError(held, key);
             Py_DECREF(key);
             if (h == NULL && PyErr_Occurred()) {
-                Py_DECREF(out);
+                Py_XDECREF(out);
                 return NULL;
             }
             /* then the array a Tensor holds (a pending one's is not computed yet) */
             PyTypeObject *cls = Py_TYPE(a);
             a = pass == 0 && cls != pending_type && PyType_IsSubtype(cls, tensor_type) ? SLOT(a, off_value) : NULL;
         }
-        PyList_SET_ITEM(out, i, Py_NewRef(h != NULL ? h : items[i]));
+        if (h == NULL)
+            continue;
+        if (out == NULL) {  /* the first held operand: from here a copy */
+            out = PyList_New(n);
+            if (out == NULL)
+                return NULL;
+            for (Py_ssize_t k = 0; k < n; k++)
+                PyList_SET_ITEM(out, k, Py_NewRef(items[k]));
+        }
+        PyObject *was = PyList_GET_ITEM(out, i);
+        PyList_SET_ITEM(out, i, Py_NewRef(h));
+        Py_DECREF(was);
     }
-    return out;
+    return out != NULL ? out : Py_NewRef(args);
 }
 
 /* The position of a read of Variable `a` when the read is tracked already (watched, and not
@@ -967,6 +1000,21 @@ static PyObject *s_tapes, *s_enabled, *s_tape, *s_watch, *s_record, *s_variable_
 /* Whether a VariableReads is active in this thread (tape_stack.local.variable_reads is not
  * empty: a custom_gradient function is running, which must see its Variable reads, so ops
  * reading a Variable go to dispatch._computed). 1, 0, or -1 with an error. */
+/* module.name (a new reference): from the module's dict when it is there, which is where a plain
+ * module attribute lives (set by the module or by a test's monkeypatch), without GetAttr's
+ * machinery: bind reads two such flags per op. */
+static PyObject *module_attr(PyObject *module, PyObject *name)
+{
+    if (PyModule_CheckExact(module)) {
+        PyObject *v = PyDict_GetItemWithError(PyModule_GetDict(module), name);
+        if (v != NULL)
+            return Py_NewRef(v);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_GetAttr(module, name);
+}
+
 static int variable_reads_active(void)
 {
     PyObject *reads = PyObject_GetAttr(stack_local, s_variable_reads);
@@ -980,7 +1028,7 @@ static int variable_reads_active(void)
 /* Whether bind may defer `op` now: deferral is on and eager_only(op) is false. -1 on error. */
 static int deferrable_now(PyObject *op)
 {
-    PyObject *enabled = PyObject_GetAttr(deferred_module, s_enabled);
+    PyObject *enabled = module_attr(deferred_module, s_enabled);
     if (enabled == NULL)
         return -1;
     int on = PyObject_IsTrue(enabled);
@@ -1099,6 +1147,46 @@ done:
     return result;
 }
 
+/* stack_local.tapes, this thread's tape list (a new reference). tape_stack.py makes it once per
+ * thread and only ever changes it in place, so it is kept here for the thread last asked about,
+ * by the thread's id (PyThreadState_GetID: never reused, unlike a thread state's address): the
+ * thread-local lookup was about 350 instructions of every bind. */
+static PyObject *tapes_owner, *tapes_of_thread;  /* the stack_local they were read from; the list */
+static uint64_t tapes_thread = (uint64_t)-1;
+
+static PyObject *current_tapes(void)
+{
+    uint64_t thread = PyThreadState_GetID(PyThreadState_Get());
+    if (thread == tapes_thread && tapes_owner == stack_local && tapes_of_thread != NULL)
+        return Py_NewRef(tapes_of_thread);
+    PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes);
+    if (tapes == NULL || !PyList_CheckExact(tapes))
+        return tapes;  /* not a list: never cached (bind takes the general path) */
+    Py_XSETREF(tapes_of_thread, Py_NewRef(tapes));
+    Py_XSETREF(tapes_owner, Py_NewRef(stack_local));
+    tapes_thread = thread;
+    return tapes;
+}
+
+/* The params of every op bound without keyword arguments (a new reference): one empty dict, as
+ * params are read-only (ir/core.py's Eqn; the signature memo already shares the first params
+ * of each signature). A dict per op was 64 bytes a pending op kept and an allocation the
+ * collector counted. Should anything write into it, the next bind raises rather than let
+ * every later op carry the entry. */
+static PyObject *no_params;
+
+static PyObject *shared_no_params(void)
+{
+    if (no_params == NULL && (no_params = PyDict_New()) == NULL)
+        return NULL;
+    if (PyDict_GET_SIZE(no_params) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "gradtape: the shared empty params of ops bound without keyword "
+                        "arguments were modified (an op's params must never be written)");
+        return NULL;
+    }
+    return Py_NewRef(no_params);
+}
+
 /* bind(op, *args, **params): dispatch.bind, the entry point of every op (see dispatch.py). */
 static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
 {
@@ -1112,18 +1200,18 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
         return NULL;
     }
     PyObject *op = argv[0], *result = NULL, *rec = NULL, *watch = NULL, *tapes = NULL;
-    PyObject *args = PyTuple_New(nargs - 1), *params = PyDict_New();
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *args = PyTuple_New(nargs - 1), *params = nkw ? PyDict_New() : shared_no_params();
     if (args == NULL || params == NULL)
         goto done;
     for (Py_ssize_t i = 1; i < nargs; i++) {
         Py_INCREF(argv[i]);
         PyTuple_SET_ITEM(args, i - 1, argv[i]);
     }
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t i = 0; i < nkw; i++)
         if (PyDict_SetItem(params, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) < 0)
             goto done;
-    tapes = PyObject_GetAttr(stack_local, s_tapes);
+    tapes = current_tapes();
     if (tapes == NULL)
         goto done;
     if (!PyList_Check(tapes)) {
@@ -1157,7 +1245,7 @@ static PyObject *bind(PyObject *module, PyObject *const *argv, size_t nargsf, Py
             goto done;
         if (defer) {
             /* dispatch._record, as the Python bind calls it: this file's record unless replaced */
-            PyObject *record_fn = PyObject_GetAttr(dispatch_module, s_record);
+            PyObject *record_fn = module_attr(dispatch_module, s_record);
             if (record_fn == NULL)
                 goto done;
             if (record_fn != c_record)
@@ -1303,6 +1391,114 @@ fail:
     return NULL;
 }
 
+/* --- unread_roots: what a freed Recording leaves to rebind (recording.orphans) ---------------- */
+
+/* An open-addressing table from object address to a count, for unread_roots: Python dicts keyed
+ * by id() cost more than the weak references they save. */
+typedef struct {
+    PyObject **keys;
+    Py_ssize_t *counts, mask;
+} PointerCounts;
+
+static int counts_init(PointerCounts *t, Py_ssize_t n)
+{
+    Py_ssize_t size = 8;
+    while (size < 2 * n + 2)
+        size <<= 1;
+    t->keys = PyMem_Calloc(size, sizeof(PyObject *));
+    t->counts = PyMem_Calloc(size, sizeof(Py_ssize_t));
+    t->mask = size - 1;
+    if (t->keys == NULL || t->counts == NULL) {
+        PyMem_Free(t->keys);
+        PyMem_Free(t->counts);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* The slot of `o`: its own, or the empty one it would take. */
+static Py_ssize_t counts_slot(const PointerCounts *t, PyObject *o)
+{
+    size_t h = ((size_t)o >> 4) * 0x9E3779B97F4A7C15ull;
+    Py_ssize_t i = (Py_ssize_t)(h ^ (h >> 29)) & t->mask;
+    while (t->keys[i] != NULL && t->keys[i] != o)
+        i = (i + 1) & t->mask;
+    return i;
+}
+
+static int is_unread(PyObject *v)
+{
+    return Py_IS_TYPE(v, pending_type) && (SLOT(v, off_forced) == NULL || SLOT(v, off_forced) == Py_None);
+}
+
+/* unread_roots(values): the unread PendingTensors of a freed Recording's `values` that something
+ * besides the recording still holds: those whose reference count exceeds the references the
+ * recording holds (its `values` list and the operands of its unread pending values, each
+ * operands' container counted once). The others are held only through those: each is reached
+ * from a root through the operands of unread pending values (rebind.py walks them), or it is
+ * freed with the recording. A loss kept after its tape is gone is then one weak reference, where
+ * one per unread value cost 9% of recording ADBench's LSTM (bench/tape_recording.py). Counting a
+ * reference that is not there would lose a root, so only list and tuple slots are counted; any
+ * reference not counted makes a root, which is only one weak reference too many. */
+static PyObject *unread_roots(PyObject *module, PyObject *values)
+{
+    if (pending_type == NULL || !PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.unread_roots takes a Recording's values (after setup)");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    PointerCounts refs, containers;  /* unread value -> references counted; operands' containers seen */
+    if (counts_init(&refs, n) < 0)
+        return NULL;
+    if (counts_init(&containers, n) < 0) {
+        PyMem_Free(refs.keys);
+        PyMem_Free(refs.counts);
+        return NULL;
+    }
+    PyObject *roots = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {  /* nothing below runs Python code: `values` stays as it is */
+        PyObject *v = PyList_GET_ITEM(values, i);
+        if (is_unread(v)) {
+            Py_ssize_t s = counts_slot(&refs, v);
+            refs.keys[s] = v;
+            refs.counts[s]++;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(values, i), *args;
+        if (!is_unread(v) || (args = SLOT(v, off_args)) == NULL || !(PyTuple_CheckExact(args) || PyList_CheckExact(args)))
+            continue;
+        Py_ssize_t c = counts_slot(&containers, args);
+        if (containers.keys[c] != NULL)
+            continue;  /* shared by another value: its items were counted */
+        containers.keys[c] = args;
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(args); k++) {
+            PyObject *a = PySequence_Fast_GET_ITEM(args, k);
+            Py_ssize_t s = counts_slot(&refs, a);
+            if (refs.keys[s] == a)
+                refs.counts[s]++;
+        }
+    }
+    roots = PyList_New(0);
+    for (Py_ssize_t i = 0; roots != NULL && i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(values, i);
+        if (!is_unread(v))
+            continue;
+        Py_ssize_t s = counts_slot(&refs, v);
+        if (refs.counts[s] < 0)
+            continue;  /* listed already */
+        if (Py_REFCNT(v) > refs.counts[s] && PyList_Append(roots, v) < 0)
+            Py_CLEAR(roots);
+        refs.counts[s] = -1;
+    }
+    PyMem_Free(refs.keys);
+    PyMem_Free(refs.counts);
+    PyMem_Free(containers.keys);
+    PyMem_Free(containers.counts);
+    return roots;
+}
+
 /* setup_bind(names): what bind() uses, from dispatch.py. */
 #define N_BIND 8
 static PyObject *setup_bind(PyObject *module, PyObject *names)
@@ -1419,24 +1615,50 @@ static PyObject *ssize_tuple(const Py_ssize_t *values, Py_ssize_t n)
  * the hints being record_impl's (NULL there is None here). */
 enum { ENTRY_SLICE, ENTRY_RESHAPE, ENTRY_SLICE_HINT, ENTRY_RESHAPE_HINT, ENTRY_SIZE };
 
-/* (shape, index) -> its entry, for indices of exact ints only (a Python int or a tuple of
- * them: hashed by value, unlike slices before Python 3.12). A scalar index repeated on a tape
- * (x[0], x[i, j]) then skips parsing and building its params, and its two records skip the
- * signature memo's key (their hints). The params dicts are shared by every op recorded from
- * the entry, as the signature memo already shares the first params it saw: nobody mutates
- * them. Cleared when it reaches INDEX_MEMO_MAX entries. */
+/* (shape, index key) -> its entry, for indices of exact ints and slices of exact ints or Nones
+ * (`index_key`). An index repeated on a tape (x[0], x[i, j], gates[n:2 * n] in a loop) then
+ * skips parsing and building its params, and its two records skip the signature memo's key
+ * (their hints). The params dicts are shared by every op recorded from the entry, as the
+ * signature memo already shares the first params it saw: nobody mutates them. Cleared when it
+ * reaches INDEX_MEMO_MAX entries. */
 static PyObject *index_memo;
 
-static int ints_only(PyObject *index)
+/* One entry's key: an exact int itself; a slice of exact ints or Nones as (slice type, start,
+ * stop, step) (slices are unhashable before Python 3.12; the slice type, never an entry's key,
+ * keeps it apart from a tuple of ints). A new reference; NULL without an error for anything else. */
+static PyObject *entry_key(PyObject *e)
 {
-    if (PyLong_CheckExact(index))
-        return 1;
+    if (PyLong_CheckExact(e))
+        return Py_NewRef(e);
+    if (!PySlice_Check(e))
+        return NULL;
+    PySliceObject *sl = (PySliceObject *)e;
+    if ((sl->start != Py_None && !PyLong_CheckExact(sl->start)) ||
+        (sl->stop != Py_None && !PyLong_CheckExact(sl->stop)) ||
+        (sl->step != Py_None && !PyLong_CheckExact(sl->step)))
+        return NULL;
+    return PyTuple_Pack(4, (PyObject *)&PySlice_Type, sl->start, sl->stop, sl->step);
+}
+
+/* The index memo's key of `index` (without the shape): an entry's key, or a tuple of them. A new
+ * reference; NULL without an error when the index is not memoized, NULL with one on failure. */
+static PyObject *index_key(PyObject *index)
+{
     if (!PyTuple_CheckExact(index))
-        return 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(index); i++)
-        if (!PyLong_CheckExact(PyTuple_GET_ITEM(index, i)))
-            return 0;
-    return 1;
+        return entry_key(index);
+    Py_ssize_t n = PyTuple_GET_SIZE(index);
+    PyObject *key = PyTuple_New(n);
+    if (key == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = entry_key(PyTuple_GET_ITEM(index, i));
+        if (k == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, i, k);
+    }
+    return key;
 }
 
 static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *entry);
@@ -1539,8 +1761,12 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     if (shape == NULL)
         return NULL;
     PyObject *key = NULL, *entry = NULL, *y = NULL;
-    if (PyTuple_CheckExact(shape) && ints_only(index)) {
-        key = PyTuple_Pack(2, shape, index);
+    PyObject *ikey = PyTuple_CheckExact(shape) ? index_key(index) : NULL;
+    if (ikey == NULL && PyErr_Occurred())
+        goto done;
+    if (ikey != NULL) {
+        key = PyTuple_Pack(2, shape, ikey);
+        Py_DECREF(ikey);
         if (key == NULL)
             goto done;
         entry = Py_XNewRef(PyDict_GetItemWithError(index_memo, key));
@@ -1594,7 +1820,7 @@ static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *entry)
         slice_kw = NULL;
     if (reshape_kw == Py_None)
         reshape_kw = NULL;
-    PyObject *tapes = PyObject_GetAttr(stack_local, s_tapes), *rec = NULL, *watch = NULL, *y = NULL;
+    PyObject *tapes = current_tapes(), *rec = NULL, *watch = NULL, *y = NULL;
     if (tapes == NULL)
         return NULL;
     int one = PyList_Check(tapes) ? single_tape(tapes, &rec, &watch) : 0;
@@ -1605,7 +1831,7 @@ static PyObject *index_binds(PyObject *module, PyObject *x, PyObject *entry)
         int fast = deferrable_now(slice_op);
         if (fast > 0)
             fast = deferrable_now(reshape_op);
-        PyObject *record_fn = fast > 0 ? PyObject_GetAttr(dispatch_module, s_record) : NULL;
+        PyObject *record_fn = fast > 0 ? module_attr(dispatch_module, s_record) : NULL;
         if (fast < 0 || (fast > 0 && record_fn == NULL))
             goto done;
         if (fast > 0 && record_fn == c_record) {
@@ -1723,45 +1949,68 @@ typedef struct {
     int swapped;  /* a reflected operator (__rmul__): fn(other, self) */
 } BinaryOperator;
 
-/* The float64 dtype of a concrete PendingTensor or Tensor operand (borrowed), else NULL. */
+/* The float64 dtype of a concrete PendingTensor or Tensor operand, or of a NumPy array (exactly
+ * ndarray), borrowed; else NULL. */
 static PyObject *float64_operand(PyObject *a)
 {
     PyTypeObject *cls = Py_TYPE(a);
     if (cls == pending_type)
         return SLOT(a, off_dtype) == float64_dtype ? float64_dtype : NULL;
-    if (cls == tensor_type && SLOT(a, off_sym) == Py_None && SLOT(a, off_value) != NULL &&
-        Py_IS_TYPE(SLOT(a, off_value), ndarray_type)) {
-        PyObject *d = PyObject_GetAttr(SLOT(a, off_value), s_dtype);
-        if (d == NULL) {
-            PyErr_Clear();
+    if (cls == tensor_type) {
+        if (SLOT(a, off_sym) != Py_None)
             return NULL;
-        }
-        Py_DECREF(d);  /* a dtype the array holds: alive while it is */
-        return d == float64_dtype ? float64_dtype : NULL;
+        a = SLOT(a, off_value);
+        if (a == NULL)
+            return NULL;
+    } else if (cls != ndarray_type) {
+        return NULL;
     }
-    return NULL;
+    if (!Py_IS_TYPE(a, ndarray_type))
+        return NULL;
+    PyObject *d = PyObject_GetAttr(a, s_dtype);
+    if (d == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(d);  /* a dtype the array holds: alive while it is */
+    return d == float64_dtype ? float64_dtype : NULL;
+}
+
+/* bind(op, x, y) when x and y are float64 (a Python float or int counting as float64 beside a
+ * float64 tensor or array, as promote_pair makes it: numpy.float64(scalar)), and one of them is
+ * a tensor: what functions/elementwise.py's binary functions do then. NULL without an error when
+ * that is not the case (the caller's Python path answers). */
+static PyObject *float64_binary(PyObject *op, PyObject *x, PyObject *y)
+{
+    if (float64_dtype == NULL || py_computed == NULL)
+        return NULL;
+    int tx = float64_operand(x) != NULL, ty = float64_operand(y) != NULL;
+    if (!Py_IS_TYPE(x, tensor_type) && !Py_IS_TYPE(x, pending_type) && !Py_IS_TYPE(y, tensor_type) &&
+        !Py_IS_TYPE(y, pending_type))
+        return NULL;  /* two arrays: NumPy's business */
+    PyObject *scalar = NULL;
+    if (tx && !ty && (PyFloat_CheckExact(y) || PyLong_CheckExact(y)))
+        scalar = y;
+    else if (ty && !tx && (PyFloat_CheckExact(x) || PyLong_CheckExact(x)))
+        scalar = x;
+    if (!(tx && ty) && scalar == NULL)
+        return NULL;
+    PyObject *weak = NULL;
+    if (scalar != NULL && (weak = PyObject_CallOneArg((PyObject *)float64_type, scalar)) == NULL)
+        return NULL;  /* numpy.float64(10**400): the error promote_pair raises */
+    PyObject *call[3] = {op, scalar == x ? weak : x, scalar == y ? weak : y};
+    PyObject *out = bind(NULL, call, 3, NULL);
+    Py_XDECREF(weak);
+    return out;
 }
 
 static PyObject *binary_call(BinaryOperator *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs == 2 && kwnames == NULL && float64_dtype != NULL && py_computed != NULL) {
-        PyObject *x = argv[self->swapped], *y = argv[1 - self->swapped];
-        int tx = float64_operand(x) != NULL, ty = float64_operand(y) != NULL;
-        PyObject *scalar = NULL;
-        if (tx && !ty && (PyFloat_CheckExact(y) || PyLong_CheckExact(y)))
-            scalar = y;
-        else if (ty && !tx && (PyFloat_CheckExact(x) || PyLong_CheckExact(x)))
-            scalar = x;
-        if ((tx && ty) || scalar != NULL) {
-            PyObject *weak = NULL;
-            if (scalar != NULL && (weak = PyObject_CallOneArg((PyObject *)float64_type, scalar)) == NULL)
-                return NULL;  /* numpy.float64(10**400): the error promote_pair raises */
-            PyObject *call[3] = {self->op, scalar == x ? weak : x, scalar == y ? weak : y};
-            PyObject *out = bind(NULL, call, 3, NULL);
-            Py_XDECREF(weak);
+    if (nargs == 2 && kwnames == NULL) {
+        PyObject *out = float64_binary(self->op, argv[self->swapped], argv[1 - self->swapped]);
+        if (out != NULL || PyErr_Occurred())
             return out;
-        }
     }
     return PyObject_Vectorcall(self->fallback, argv, nargsf, kwnames);
 }
@@ -1805,6 +2054,80 @@ static PyObject *binary_operator(PyObject *module, PyObject *const *argv, Py_ssi
     return method;
 }
 
+/* --- Tensor.__array_ufunc__: `array * t` ----------------------------------------------------
+ *
+ * NumPy's `array * t` (and np.multiply(array, t)) asks the tensor's __array_ufunc__, whose Python
+ * path (numpy_dispatch.array_ufunc, then the binary function and promote_pair) cost 6,000
+ * instructions over the op's record: ADBench's LSTM multiplies a data row by a parameter every
+ * step. This object answers ufunc(x, y).__call__ for the four ufuncs of the binary operators with
+ * float64_binary, as the Python path would, and hands everything else to that path unchanged. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *ops, *fallback;  /* {ufunc: op}; numpy_dispatch.array_ufunc */
+} UfuncOperator;
+
+static PyObject *s_call_method;  /* "__call__" */
+
+static PyObject *ufunc_call(UfuncOperator *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+    /* (tensor, ufunc, method, *inputs) */
+    if (PyVectorcall_NARGS(nargsf) == 5 && kwnames == NULL && PyUnicode_Check(argv[2]) &&
+        PyUnicode_Compare(argv[2], s_call_method) == 0) {
+        PyObject *op = PyDict_GetItemWithError(self->ops, argv[1]);
+        if (op == NULL && PyErr_Occurred())
+            return NULL;
+        if (op != NULL) {
+            PyObject *out = float64_binary(op, argv[3], argv[4]);
+            if (out != NULL || PyErr_Occurred())
+                return out;
+        }
+    }
+    return PyObject_Vectorcall(self->fallback, argv, nargsf, kwnames);
+}
+
+static void ufunc_dealloc(UfuncOperator *self)
+{
+    Py_XDECREF(self->ops);
+    Py_XDECREF(self->fallback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject ufunc_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gradtape.tracer._crecord.UfuncOperator",
+    .tp_basicsize = sizeof(UfuncOperator),
+    .tp_dealloc = (destructor)ufunc_dealloc,
+    .tp_vectorcall_offset = offsetof(UfuncOperator, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Tensor.__array_ufunc__: bind(op, x, y) for a binary operator's ufunc on float64 operands, "
+              "else the Python method.",
+};
+
+/* ufunc_operator(ops, fallback): Tensor.__array_ufunc__ as a method (`ops` maps ufuncs to ops,
+ * `fallback` is the Python method). */
+static PyObject *ufunc_operator(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2 || !PyDict_Check(argv[0])) {
+        PyErr_SetString(PyExc_TypeError, "ufunc_operator(ops: dict, fallback) takes 2 arguments");
+        return NULL;
+    }
+    if (PyType_Ready(&ufunc_type) < 0)
+        return NULL;
+    if (s_call_method == NULL && (s_call_method = PyUnicode_InternFromString("__call__")) == NULL)
+        return NULL;
+    UfuncOperator *f = PyObject_New(UfuncOperator, &ufunc_type);
+    if (f == NULL)
+        return NULL;
+    f->vectorcall = (vectorcallfunc)ufunc_call;
+    f->ops = Py_NewRef(argv[0]);
+    f->fallback = Py_NewRef(argv[1]);
+    PyObject *method = PyInstanceMethod_New((PyObject *)f);
+    Py_DECREF(f);
+    return method;
+}
+
 static PyMethodDef methods[] = {
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL,
      "record(recording, op, args, params, result, watch_reads): Recording.record in C."},
@@ -1816,8 +2139,12 @@ static PyMethodDef methods[] = {
      "setup_getitem(slice_op, reshape_op[, general]): the ops getitem binds; Tensor.__getitem__."},
     {"getitem_or_general", (PyCFunction)(void (*)(void))getitem_or_general, METH_FASTCALL,
      "getitem_or_general(x, index): getitem(x, index), else the general getitem."},
+    {"ufunc_operator", (PyCFunction)(void (*)(void))ufunc_operator, METH_FASTCALL,
+     "ufunc_operator(ops, fallback): Tensor.__array_ufunc__ binding float64 operands in C."},
     {"binary_operator", (PyCFunction)(void (*)(void))binary_operator, METH_FASTCALL,
      "binary_operator(op, fallback, swapped): a Tensor operator binding op on float64 operands in C."},
+    {"unread_roots", unread_roots, METH_O,
+     "unread_roots(values): the unread pending values of a freed Recording that something else holds."},
     {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},

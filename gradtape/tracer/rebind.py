@@ -16,13 +16,14 @@ ForwardAccumulator) is refused, as PyTorch refuses in-place updates of a leaf
 that requires grad: its gradient would be ambiguous. Pending values
 (deferred.py) that read t are found in every live recording
 (recording.live), and, once their recording is freed, among its unread
-pending values (recording.orphans): a loss kept after its tape is gone
+pending values that something else holds (recording.orphans) and those
+they read (recording.unread_orphans): a loss kept after its tape is gone
 still computes from t's old value.
 """
 from __future__ import annotations
 
 from .deferred import PendingTensor
-from .recording import live, orphans
+from .recording import live, orphans, unread_orphans
 from .tensor import Tensor
 
 
@@ -84,11 +85,12 @@ def _retarget(rec, t, old, new) -> None:
 
 def _retarget_orphans(t, old) -> None:
     """The unread pending values of freed recordings that read t read `old` instead."""
-    for value in orphans:
+    values = unread_orphans(orphans)
+    for value in values:
         args = value._args
         if value._forced is None and args is not None and any(a is t for a in args):
             value._args = [old if a is t else a for a in args]
-    if type(old) is PendingTensor and any(value is t for value in orphans):
+    if type(old) is PendingTensor and any(value is t for value in values):
         orphans.add(old)
 
 

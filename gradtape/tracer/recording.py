@@ -189,9 +189,10 @@ class Recording:
 
     def __del__(self):
         # Its pending values may outlive it (a loss a user keeps after the tape is gone): t[i] = v
-        # must still find those that read t (rebind.py), so they join `orphans`.
+        # must still find those that read t (rebind.py), so those that something else holds join
+        # `orphans`, and rebind reaches the rest through their operands.
         try:
-            orphans.add_all([v for v in self.values if type(v) is PendingTensor and v._forced is None])
+            orphans.add_all(unread_roots(self.values))
         except Exception:  # noqa: BLE001  (interpreter shutdown: module globals may be gone)
             pass
 
@@ -526,14 +527,40 @@ class Recording:
 
 def held_operands(held: dict, args) -> list:
     """`args` of a pending op with each held array (or Tensor holding one) replaced by its
-    Held, which deferred._force checks before computing. The C recorder does the same."""
-    out = list(args)
-    for i, a in enumerate(out):
+    Held, which deferred._force checks before computing: a new list, or `args` itself when
+    none is held. The C recorder does the same."""
+    out = None
+    for i, a in enumerate(args):
         h = held.get(id(a))
         if h is None and isinstance(a, Tensor) and a.__class__ is not PendingTensor:
             h = held.get(id(a._value))
         if h is not None:
+            if out is None:
+                out = list(args)
             out[i] = h
+    return args if out is None else out
+
+
+def all_unread(values) -> list:
+    """The unread PendingTensors of a freed Recording's `values`: what `unread_roots` narrows
+    down, in the Python reference (which cannot count references portably)."""
+    return [v for v in values if type(v) is PendingTensor and v._forced is None]
+
+
+def unread_orphans(roots) -> list:
+    """The unread pending values reachable from `roots` (what `orphans` holds) through the
+    operands of unread pending values: every unread value of a freed Recording still alive, each
+    once (rebind.py searches them)."""
+    seen, out, stack = set(), [], list(roots)
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        out.append(v)
+        args = v._args
+        if v._forced is None and args is not None:
+            stack.extend(a for a in args if type(a) is PendingTensor)
     return out
 
 
@@ -570,3 +597,7 @@ def _accelerated():
 
 # What dispatch.bind and GradientTape call to record an op.
 record = _accelerated()
+# What a freed Recording adds to `orphans`: in C, only the unread pending values something else
+# holds (_crecord.unread_roots: one weak reference for a kept loss, not one per op); the others
+# are reached through their operands (unread_orphans).
+unread_roots = crecord.unread_roots if record is not Recording.record else all_unread

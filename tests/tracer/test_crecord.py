@@ -492,3 +492,46 @@ def test_a_setup_naming_a_builtin_class_is_refused_and_crashes_nothing():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert eval(out.stdout.strip().splitlines()[-1]) == [6.0, -12.0, 3.0]  # d(3 w^2)/dw = 6 w
+
+
+def _chain_kept(keep_middle):
+    """A chain of four pending values on a tape; returns the last (and the second) and the recording."""
+    x = gt.constant(X[0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        a = x * 2.0
+        b = gt.sin(a)
+        c = b * b
+        d = c + 1.0
+    return (d, b) if keep_middle else (d,), tape._tape
+
+
+@pytest.mark.parametrize("keep_middle", [False, True])
+def test_a_freed_recording_leaves_to_orphans_only_the_unread_values_held_elsewhere(keep_middle):
+    kept, rec = _chain_kept(keep_middle)
+    roots = _crecord.unread_roots(rec.values)
+    assert sorted(map(id, roots)) == sorted(map(id, kept))
+    pending = [v for v in rec.values if type(v) is PendingTensor]
+    assert len(pending) == 4
+    # the others are reached through their operands (what t[i] = v searches)
+    assert sorted(map(id, recording.unread_orphans(roots))) == sorted(map(id, pending))
+    kept[0].numpy()  # read, with every value it reads: none is unread now
+    assert _crecord.unread_roots(rec.values) == []
+    np.testing.assert_allclose(kept[0].numpy(), np.sin(2.0 * X[0]) ** 2 + 1.0)
+
+
+def test_ops_bound_without_keywords_share_one_params_dict_that_nothing_may_write():
+    x = gt.constant(X[0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        a = _crecord.bind(elementwise.sin_p, x)
+        b = _crecord.bind(elementwise.cos_p, x)
+        assert a._params is b._params and a._params == {}
+        a._params["axis"] = 0  # what no code may do: the next bind says so, not a wrong op
+        try:
+            with pytest.raises(RuntimeError, match="must never be written"):
+                _crecord.bind(elementwise.sin_p, x)
+        finally:
+            a._params.clear()
+        c = _crecord.bind(elementwise.exp_p, b)
+    np.testing.assert_allclose(c.numpy(), np.exp(np.cos(X[0])))

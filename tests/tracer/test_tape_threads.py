@@ -139,3 +139,24 @@ def test_many_threads_each_with_nested_tapes():
     for t in threads:
         t.join(60)
     assert sorted(results) == [(k, 3.0 * k * k, 6.0 * k) for k in range(1, 9)]
+
+
+def test_threads_started_one_after_another_each_record_on_their_own_tape():
+    """A thread's state may take the address of one that ended: the recorder must find each
+    thread's own tape stack all the same (the C bind keeps the last thread's)."""
+    def gradient_in_a_thread(scale):
+        def step():
+            x = gt.constant([1.0, 2.0])
+            with gt.GradientTape() as tape:
+                tape.watch(x)
+                y = gt.sum(gt.sin(x) * scale)
+            return tape.gradient(y, x).numpy()
+        return run_in_thread(step)
+
+    for scale in (1.0, 2.0, 3.0, 4.0):
+        np.testing.assert_allclose(gradient_in_a_thread(scale), scale * np.cos([1.0, 2.0]))
+        x = gt.constant([0.5])
+        with gt.GradientTape() as tape:  # and this thread's own, in between
+            tape.watch(x)
+            y = gt.exp(x) * scale
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), scale * np.exp([0.5]))
