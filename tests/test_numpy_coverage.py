@@ -1,5 +1,6 @@
 """docs/numpy_coverage.md is generated (tools/numpy_coverage.py) and must be
 current."""
+import functools
 import importlib.util
 import pathlib
 
@@ -16,7 +17,13 @@ def _tool():
 
 
 TOOL = _tool()
-ROWS = TOOL.table()
+
+
+@functools.cache
+def coverage_rows():
+    """The table, made when a test first asks (it runs every function's example: seconds,
+    which every pytest-xdist worker would otherwise pay at collection)."""
+    return TOOL.table()
 
 
 # NumPy functions newer than NumPy 2.0 (the floor), with the release that added them
@@ -34,7 +41,7 @@ def test_the_doc_is_up_to_date():
     if _numpy_before("2.2.0"):
         pytest.skip("docs/numpy_coverage.md is written on NumPy >= 2.2 (its rows run matvec, unstack, ...); "
                     "CI's main row checks it")
-    assert (ROOT / "docs" / "numpy_coverage.md").read_text() == TOOL.render(ROWS), (
+    assert (ROOT / "docs" / "numpy_coverage.md").read_text() == TOOL.render(coverage_rows()), (
         "docs/numpy_coverage.md is out of date: run python tools/numpy_coverage.py"
     )
 
@@ -51,6 +58,6 @@ def test_every_upstream_function_exists_in_numpy_or_scipy():
 
 def test_a_registered_function_whose_example_fails_is_reported_not_hidden():
     # every registered function's status comes from running it: none is "unsupported: not implemented"
-    for name, kind, upstream, status, detail, ops in ROWS:
+    for name, kind, upstream, status, detail, ops in coverage_rows():
         if TOOL.implementation(name) is not None:
             assert detail != "not implemented", name
