@@ -28,7 +28,7 @@ from ..tracer.basic_index import EXACT_TENSORS, abstract_getitem
 from ..tracer.basic_index import getitem as basic_getitem
 from ..tracer.basic_index import tensor_getitem
 from ..tracer.errors import ConcretizationError
-from ..tracer.numpy_dispatch import implements
+from ..tracer.numpy_dispatch import fast_path, implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from ._promote import as_tensor, convert, normalize_axis, promote
@@ -38,6 +38,9 @@ __all__ = [
     "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "concatenate",
     "stack", "pad", "take", "ravel", "flatten", "moveaxis", "swapaxes",
 ]
+
+
+_SEQUENCES = (list, tuple)  # what the joining fast paths take as their list of tensors
 
 
 def _axis(name, axis, ndim) -> int:
@@ -380,7 +383,7 @@ def _concatenate_tensors(arrays, axis):
     """concatenate's common case, or None: a list or tuple of two or more tensors of one dtype
     and rank, equal but along an int `axis`. What the general path would bind, without
     its conversions (an LSTM's step concatenates its input and state on every step)."""
-    if axis.__class__ is not int or arrays.__class__ not in (list, tuple) or len(arrays) < 2:
+    if axis.__class__ is not int or arrays.__class__ not in _SEQUENCES or len(arrays) < 2:
         return None
     first = arrays[0]
     if first.__class__ not in EXACT_TENSORS:
@@ -390,13 +393,40 @@ def _concatenate_tensors(arrays, axis):
     if not -rank <= axis < rank:
         return None
     axis %= rank
+    before, after = shape[:axis], shape[axis + 1:]
     for a in arrays:
-        if a.__class__ not in EXACT_TENSORS or a.dtype != dtype:
+        if a.__class__ not in EXACT_TENSORS:
             return None
-        other = a.shape
-        if len(other) != rank or other[:axis] != shape[:axis] or other[axis + 1:] != shape[axis + 1:]:
+        other = a.dtype
+        if other is not dtype and other != dtype:
+            return None
+        if rank > 1:  # (vectors always agree but along axis 0)
+            other = a.shape
+            if len(other) != rank or other[:axis] != before or other[axis + 1:] != after:
+                return None
+        elif len(a.shape) != 1:
             return None
     return bind(concatenate_p, *arrays, axis=axis)
+
+
+@fast_path(np.concatenate)
+def _np_concatenate(args, kwargs):
+    """np.concatenate(arrays) or (arrays, axis), axis positional or keyword, of tensors."""
+    axis = _axis_argument(args, kwargs)
+    return None if axis is None else _concatenate_tensors(args[0], axis)
+
+
+def _axis_argument(args, kwargs):
+    """The axis of a call `f(arrays)`, `f(arrays, axis)` or `f(arrays, axis=axis)` (0 if
+    not given); None for a call with any other argument, left to the general path."""
+    n = len(args)
+    if kwargs:
+        if n != 1 or len(kwargs) != 1:
+            return None
+        return kwargs.get("axis")
+    if n == 1:
+        return 0
+    return args[1] if n == 2 else None
 
 
 def _joined(arrays, dtype, name) -> list:
@@ -435,6 +465,10 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """
     if out is not None:
         raise TypeError("stack: out= is not supported (tensors are immutable)")
+    if dtype is None:
+        fast = _stack_tensors(arrays, axis)
+        if fast is not None:
+            return fast
     arrays = _joined(arrays, dtype, "stack")
     shapes = {a.shape for a in arrays}
     if len(shapes) != 1:
@@ -446,6 +480,39 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     rows = [expand_dims(a, axis) for a in arrays]
     # concatenate's promotion and checks hold already: equal shapes, one dtype
     return rows[0] if len(rows) == 1 else bind(concatenate_p, *rows, axis=axis)
+
+
+def _stack_tensors(arrays, axis):
+    """stack's common case, or None: a list or tuple of tensors of one dtype and shape, and
+    an int `axis`. What the general path binds (each tensor reshaped to have the new axis,
+    then one concatenate), with its checks made once for the whole list, without its
+    conversions (ADBench's GMM stacks the columns of each triangular factor)."""
+    if axis.__class__ is not int or arrays.__class__ not in _SEQUENCES or not arrays:
+        return None
+    first = arrays[0]
+    if first.__class__ not in EXACT_TENSORS:
+        return None
+    dtype, shape = first.dtype, first.shape
+    for a in arrays:
+        if a.__class__ not in EXACT_TENSORS:
+            return None
+        other = a.dtype
+        if (other is not dtype and other != dtype) or a.shape != shape:
+            return None
+    rank = len(shape) + 1
+    if not -rank <= axis < rank:
+        return None
+    axis %= rank
+    row = shape[:axis] + (1,) + shape[axis:]
+    rows = [bind(reshape_p, a, shape=row) for a in arrays]
+    return rows[0] if len(rows) == 1 else bind(concatenate_p, *rows, axis=axis)
+
+
+@fast_path(np.stack)
+def _np_stack(args, kwargs):
+    """np.stack(arrays) or (arrays, axis), axis positional or keyword, of tensors."""
+    axis = _axis_argument(args, kwargs)
+    return None if axis is None else _stack_tensors(args[0], axis)
 
 
 # --- pad ---------------------------------------------------------------------------------------

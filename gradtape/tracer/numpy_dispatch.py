@@ -29,6 +29,8 @@ from .tensor import Tensor
 
 _functions: dict = {}  # numpy function or ufunc -> gradtape implementation
 _reductions: dict = {}  # ufunc -> implementation of ufunc.reduce
+# numpy function -> fast(args, kwargs): its common case's result, or None (see `fast_path`)
+_fast_paths: dict = {}
 # ufunc method name ("at") -> handler(ufunc, *inputs, **kwargs), installed by the functions layer
 ufunc_methods: dict = {}
 
@@ -42,6 +44,33 @@ def implements(*numpy_functions, reduce_of=None):
         if reduce_of is not None:
             _reductions[reduce_of] = fn
         return fn
+
+    return register
+
+
+def fast_path(*numpy_functions):
+    """Register the decorated `fast(args, kwargs)` for these NumPy functions: NumPy's dispatch
+    tries it first, with the arguments as the caller gave them, and calls the registered
+    implementation when it returns None.
+
+    It must return None for every call it does not fully handle (other arguments, bad input:
+    the implementation raises the errors), and otherwise exactly what the implementation
+    returns, as a new object (the results NumPy's dispatch hands out are never one of the
+    arguments: functions/fresh.py). It saves the calls in between on the hot path of a loop of
+    small NumPy calls on tensors (ADBench's GMM builds each triangular factor column by column
+    with np.zeros_like, np.concatenate and np.stack).
+
+    Example::
+
+        @fast_path(np.zeros_like)
+        def _zeros_like(args, kwargs):
+            return _filled(args[0], np.zeros) if len(args) == 1 and not kwargs else None
+    """
+
+    def register(fast):
+        for f in numpy_functions:
+            _fast_paths[f] = fast
+        return fast
 
     return register
 
@@ -99,6 +128,11 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 def array_function(self, func, types, args, kwargs):
+    fast = _fast_paths.get(func)
+    if fast is not None:
+        result = fast(args, kwargs)
+        if result is not None:
+            return result
     fn = _functions.get(func)
     if fn is None:
         raise _unsupported(func)
