@@ -10,6 +10,7 @@ arrays); index arrays never get gradients.
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 
 import numpy as np
@@ -24,7 +25,7 @@ from ..ir.ops.indexing import (
 )
 from ..ir.ops.layout import broadcast_to_p, reshape_p, transpose_p
 from ..tracer.dispatch import bind
-from ..tracer.basic_index import EXACT_TENSORS, abstract_getitem
+from ..tracer.basic_index import EXACT_TENSORS, abstract_getitem, basic_binds
 from ..tracer.basic_index import getitem as basic_getitem
 from ..tracer.basic_index import tensor_getitem
 from ..tracer.errors import ConcretizationError
@@ -705,9 +706,12 @@ def getitem(x, index):
         fast = abstract_getitem(x, index)  # the same on a traced one
     if fast is not NotImplemented:
         return fast
+    fast = _new_axes_getitem(x, index)
+    if fast is not None:
+        return fast
     entries = _expand_index(x, index if isinstance(index, tuple) else (index,))
     # The axis of the original x each entry indexes (for error messages).
-    original_axis = list(np.cumsum([e is not None for e in entries]) - 1)
+    original_axis = [n - 1 for n in itertools.accumulate(e is not None for e in entries)]
     # None adds a length-1 axis: insert them all first, then treat them as `:`.
     if builtins.any(e is None for e in entries):
         dims = iter(x.shape)
@@ -761,6 +765,54 @@ def getitem(x, index):
     dims = x.shape[p:p + k]
     x = reshape(x, x.shape[:p] + (int(np.prod(dims, dtype=np.int64)),) + x.shape[p + k:])
     return bind(gather_p, x, _linear_index(idx, dims), axis=p)
+
+
+def _new_axes_getitem(x, index):
+    """x[index] for a basic index with None entries (`means[None, :, :]`, `x[:, None]`), or
+    None: ints in range, slices of ints and Nones with a nonzero step, and Nones, no Ellipsis,
+    on a tensor whose dimensions are ints. What the general path binds (the reshape inserting
+    the new axes, then the basic index with `:` in their place: tracer/basic_index.py's
+    binds), without its index expansion."""
+    if x.__class__ not in EXACT_TENSORS or index.__class__ is not tuple and index is not None:
+        return None
+    shape = x.shape
+    entries = index if index.__class__ is tuple else (index,)
+    new_shape, basic, axis, rank = [], [], 0, len(shape)
+    for e in entries:
+        if e is None:
+            new_shape.append(1)
+            basic.append(_EVERYTHING)
+            continue
+        if axis == rank:
+            return None  # too many indices: the general path's error
+        d = shape[axis]
+        if d.__class__ is not int:
+            return None  # a traced dimension
+        if e.__class__ is int:
+            if not -d <= e < d:
+                return None
+        elif e.__class__ is not builtins.slice or e.step == 0 or not (
+                _int_or_none(e.start) and _int_or_none(e.stop) and _int_or_none(e.step)):
+            return None
+        new_shape.append(d)
+        basic.append(e)
+        axis += 1
+    for d in shape[axis:]:
+        if d.__class__ is not int:
+            return None
+        new_shape.append(d)
+    if len(new_shape) == rank:
+        return None  # no None: not an index this path is for
+    y, basic = bind(reshape_p, x, shape=tuple(new_shape)), tuple(basic)
+    out = basic_getitem(y, basic)  # in C, for a concrete y
+    return basic_binds(y, basic) if out is NotImplemented else out
+
+
+_EVERYTHING = builtins.slice(None)
+
+
+def _int_or_none(v) -> bool:
+    return v is None or v.__class__ is int
 
 
 def _expand_index(x, index) -> list:

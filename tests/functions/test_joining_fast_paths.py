@@ -256,3 +256,62 @@ def test_filled_leaves_tensors_of_other_dtypes_and_non_tensors_to_full_like():
     assert creation._filled(V3, np.zeros) is None  # an array
     assert creation._filled([1.0], np.zeros) is None
     assert creation._filled(gt.constant(np.array(["a"])), np.zeros) is None
+
+
+# --- indices with new axes (None) ----------------------------------------------------------------
+
+NEW_AXES = [
+    (None,), None, (None, None), (slice(None), None), (None, slice(None), slice(None)),
+    (1, None), (-1, None, slice(1, None, 2)), (slice(None, None, -1), None, 0), (None, 1, -3),
+    (slice(1, 2), None, slice(None), None), (None, slice(5, 1)),
+]
+
+
+@pytest.mark.parametrize("index", NEW_AXES, ids=repr)
+def test_new_axes_record_and_trace_what_the_general_path_does(index, monkeypatch):
+    def run():
+        def fn(xs):
+            return xs[0][index]
+
+        return _recorded(fn, (M23,)), _traced(fn, (M23,))
+
+    assert shape_functions._new_axes_getitem(gt.constant(M23), index) is not None
+    fast = run()
+    monkeypatch.setattr(shape_functions, "_new_axes_getitem", lambda x, index: None)
+    general = run()
+    assert fast[0][0] == general[0][0] and fast[1] == general[1]
+    want = np.sin(M23)[index]
+    assert fast[0][1].shape == want.shape
+    np.testing.assert_array_equal(fast[0][1], want)
+
+
+@pytest.mark.parametrize("index", [(None,), (None, 0), (slice(None), None)], ids=repr)
+def test_new_axes_of_a_vector_and_a_scalar(index):
+    for like in (V3, np.float64(2.0)):
+        if like.ndim == 0 and index != (None,):
+            continue
+        np.testing.assert_array_equal(gt.constant(like)[index].numpy(), like[index])
+
+
+@pytest.mark.parametrize("index", [
+    (None, 5), (None, 0, 0, 0), (None, slice(None, None, 0)), (None, np.int64(1)),
+    (None, slice(np.int64(0), 2)), (None, Ellipsis, 0), (None, [0, 1]), (None, True),
+], ids=repr)
+def test_new_axes_with_other_entries_get_the_general_paths_answer(index, monkeypatch):
+    x = gt.constant(M23)
+    assert shape_functions._new_axes_getitem(x, index) is None
+
+    def run():
+        try:
+            return x[index].numpy()
+        except Exception as e:  # noqa: BLE001 (the errors are compared)
+            return type(e), str(e)
+
+    fast = run()
+    monkeypatch.setattr(shape_functions, "_new_axes_getitem", lambda x, index: None)
+    general = run()
+    if isinstance(fast, tuple):
+        assert fast == general
+    else:
+        np.testing.assert_array_equal(fast, general)
+        np.testing.assert_array_equal(fast, M23[index])
