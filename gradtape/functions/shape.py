@@ -383,29 +383,26 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 def _concatenate_tensors(arrays, axis):
     """concatenate's common case, or None: a list or tuple of two or more tensors of one dtype
     and rank, equal but along an int `axis`. What the general path would bind, without
-    its conversions (an LSTM's step concatenates its input and state on every step)."""
+    its conversions (an LSTM's step concatenates its input and state on every step; ADBench's
+    GMM each column of its triangular factors)."""
     if axis.__class__ is not int or arrays.__class__ not in _SEQUENCES or len(arrays) < 2:
         return None
-    first = arrays[0]
-    if first.__class__ not in EXACT_TENSORS:
-        return None
-    dtype, shape = first.dtype, first.shape
-    rank = len(shape)
-    if not -rank <= axis < rank:
-        return None
-    axis %= rank
-    before, after = shape[:axis], shape[axis + 1:]
+    dtype = None
     for a in arrays:
         if a.__class__ not in EXACT_TENSORS:
             return None
+        shape = a.shape
+        if dtype is None:  # the first
+            dtype, rank = a.dtype, len(shape)
+            if not -rank <= axis < rank:
+                return None
+            axis %= rank
+            before, after = shape[:axis], shape[axis + 1:]
+            continue
         other = a.dtype
         if other is not dtype and other != dtype:
             return None
-        if rank > 1:  # (vectors always agree but along axis 0)
-            other = a.shape
-            if len(other) != rank or other[:axis] != before or other[axis + 1:] != after:
-                return None
-        elif len(a.shape) != 1:
+        if len(shape) != rank or rank > 1 and (shape[:axis] != before or shape[axis + 1:] != after):
             return None
     return bind(concatenate_p, *arrays, axis=axis)
 
