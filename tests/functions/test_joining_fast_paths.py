@@ -315,3 +315,22 @@ def test_new_axes_with_other_entries_get_the_general_paths_answer(index, monkeyp
     else:
         np.testing.assert_array_equal(fast, general)
         np.testing.assert_array_equal(fast, M23[index])
+
+
+@pytest.mark.parametrize("join", [
+    lambda xs: np.stack(xs, axis=1), lambda xs: gt.stack(xs), lambda xs: np.concatenate(xs, axis=-1),
+])
+def test_variables_read_by_the_fast_paths_are_watched_as_by_the_general_path(join, monkeypatch):
+    def run():
+        xs = [gt.Variable(M23), gt.Variable(2 * M23)]
+        with gt.GradientTape() as tape:
+            y = join(xs)
+            loss = gt.sum(y * y)
+        key = tape._tape.structure_key()
+        return key, y.numpy(), [g.numpy() for g in tape.gradient(loss, xs)]
+
+    fast, general = _fast_and_general(monkeypatch, run)
+    assert fast[0] == general[0]
+    np.testing.assert_array_equal(fast[1], join([M23, 2 * M23]))
+    for g, a in zip(fast[2], (M23, 2 * M23)):
+        np.testing.assert_allclose(g, 2 * a, rtol=1e-15)
