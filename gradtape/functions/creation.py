@@ -59,7 +59,7 @@ _FILLED_KINDS = frozenset("biufc")
 
 def _constant(array: np.ndarray) -> Tensor:
     """A constant Tensor of `array`, which gradtape made (Tensor() without its np.asarray)."""
-    array.flags.writeable = False  # as full's: a tape need not hold it (held_arrays.py)
+    array.setflags(write=False)  # a tape need not hold it (held_arrays.py); cheaper than .flags
     out = Tensor.__new__(Tensor)
     out._value, out._sym = array, None
     return out
