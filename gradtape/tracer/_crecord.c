@@ -122,18 +122,122 @@ static PyObject *type_id_at(PyObject *info, PyObject *p)
     return PyTuple_GET_ITEM(entry, 1);
 }
 
+/* An op's operands as its structure entry sees them: per operand, its input (a position, a
+ * literal's key, or None while unknown) and its type id (None while unknown), as new references
+ * in C arrays. Two lists per op cost 5% of recording ADBench's LSTM; lists are made only for
+ * the Python that record_impl calls off the common path (`operands_lists`). */
+#define SMALL_OPERANDS 8
+typedef struct {
+    Py_ssize_t n;
+    PyObject **inputs, **type_ids;
+    PyObject *small[2 * SMALL_OPERANDS];
+} Operands;
+
+static int operands_init(Operands *o, Py_ssize_t n)
+{
+    o->n = 0;
+    o->inputs = o->small;
+    if (n > SMALL_OPERANDS && (o->inputs = PyMem_Malloc(2 * n * sizeof(PyObject *))) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->type_ids = o->inputs + (n > SMALL_OPERANDS ? n : SMALL_OPERANDS);
+    o->n = n;
+    for (Py_ssize_t i = 0; i < n; i++)
+        o->inputs[i] = Py_NewRef(Py_None), o->type_ids[i] = Py_NewRef(Py_None);
+    return 0;
+}
+
+static void operands_clear(Operands *o)
+{
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        Py_DECREF(o->inputs[i]), Py_DECREF(o->type_ids[i]);
+    if (o->inputs != o->small)
+        PyMem_Free(o->inputs);
+    o->n = 0;
+}
+
+/* inputs[i] = p (the reference is stolen) and type_ids[i] = tid (borrowed). */
+static void operands_set(Operands *o, Py_ssize_t i, PyObject *p, PyObject *tid)
+{
+    Py_SETREF(o->inputs[i], p);
+    Py_SETREF(o->type_ids[i], Py_NewRef(tid));
+}
+
+/* A new list of n items (new references). */
+static PyObject *list_of(PyObject **items, Py_ssize_t n)
+{
+    PyObject *out = PyList_New(n);
+    if (out != NULL)
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(out, i, Py_NewRef(items[i]));
+    return out;
+}
+
+/* The operands' inputs and type ids as two new lists, for recording.py's methods; 0 or -1. */
+static int operands_lists(Operands *o, PyObject **inputs, PyObject **type_ids)
+{
+    *inputs = list_of(o->inputs, o->n);
+    *type_ids = *inputs == NULL ? NULL : list_of(o->type_ids, o->n);
+    if (*type_ids != NULL)
+        return 0;
+    Py_CLEAR(*inputs);
+    return -1;
+}
+
+/* Take back the lists a Python method filled in (they must still have n items). */
+static int operands_from_lists(Operands *o, PyObject *inputs, PyObject *type_ids)
+{
+    if (!PyList_Check(inputs) || !PyList_Check(type_ids) || PyList_GET_SIZE(inputs) != o->n ||
+        PyList_GET_SIZE(type_ids) != o->n) {
+        PyErr_SetString(PyExc_RuntimeError, "_crecord: Recording._constants changed the operands' lists");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        operands_set(o, i, Py_NewRef(PyList_GET_ITEM(inputs, i)), PyList_GET_ITEM(type_ids, i));
+    return 0;
+}
+
 /* inputs[i] = p and type_ids[i] = its type id; steals the reference to p (also on error). */
-static int set_input(PyObject *info, PyObject *inputs, PyObject *type_ids, Py_ssize_t i, PyObject *p)
+static int set_input(PyObject *info, Operands *o, Py_ssize_t i, PyObject *p)
 {
     PyObject *tid = type_id_at(info, p);
     if (tid == NULL) {
         Py_DECREF(p);
         return -1;
     }
-    Py_INCREF(tid);
-    PyList_SetItem(type_ids, i, tid);
-    PyList_SetItem(inputs, i, p);
+    operands_set(o, i, p, tid);
     return 0;
+}
+
+/* Positions as Python ints, shared by every recording: a new int per recorded op (and its
+ * freeing) cost 2% of recording ADBench's LSTM, whose 1,024 steps record 60,000 positions.
+ * Ints are immutable, and recording.py compares positions by value, never by identity. The
+ * table grows to the longest recording made (up to MAX_SHARED_POSITIONS: 32 bytes each). */
+#define MAX_SHARED_POSITIONS (1 << 20)
+static PyObject **shared_positions;
+static Py_ssize_t n_shared_positions;
+
+/* Position p as an int (a new reference). */
+static PyObject *position_int(Py_ssize_t p)
+{
+    if (p < n_shared_positions)
+        return Py_NewRef(shared_positions[p]);
+    if (p < 0 || p >= MAX_SHARED_POSITIONS)
+        return PyLong_FromSsize_t(p);
+    Py_ssize_t size = n_shared_positions ? 2 * n_shared_positions : 1024;
+    while (size <= p)
+        size *= 2;
+    if (size > MAX_SHARED_POSITIONS)
+        size = MAX_SHARED_POSITIONS;
+    PyObject **grown = PyMem_Realloc(shared_positions, size * sizeof(PyObject *));
+    if (grown == NULL)
+        return PyErr_NoMemory();
+    shared_positions = grown;
+    for (; n_shared_positions < size; n_shared_positions++)
+        if ((grown[n_shared_positions] = PyLong_FromSsize_t(n_shared_positions)) == NULL)
+            return NULL;
+    return Py_NewRef(shared_positions[p]);
 }
 
 /* obj.shape and obj.dtype as new references in *shape and *dtype; -1 on error (neither set). */
@@ -186,7 +290,7 @@ static PyObject *new_leaf(PyObject *rec, PyObject *value, PyObject *array, PyObj
         Py_DECREF(hit);
         return NULL;
     }
-    PyObject *p = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
+    PyObject *p = position_int(PyList_GET_SIZE(structure));
     PyObject *entry = PyTuple_Pack(2, PyTuple_GET_ITEM(hit, 1), kind);
     PyObject *snapshots = kind == variable_kind ? SLOT(rec, off_snapshots) : NULL;
     int err = p == NULL || entry == NULL || PyList_Append(structure, entry) || PyList_Append(info, hit) ||
@@ -203,19 +307,15 @@ static PyObject *new_leaf(PyObject *rec, PyObject *value, PyObject *array, PyObj
 }
 
 /* (op, *type_ids, *params.items()): the signature memo's key, as recording.py makes it. */
-static PyObject *signature_key(PyObject *op, PyObject *type_ids, PyObject *params)
+static PyObject *signature_key(PyObject *op, Operands *o, PyObject *params)
 {
-    Py_ssize_t n = PyList_GET_SIZE(type_ids), np_ = PyDict_GET_SIZE(params);
+    Py_ssize_t n = o->n, np_ = PyDict_GET_SIZE(params);
     PyObject *key = PyTuple_New(1 + n + np_);
     if (key == NULL)
         return NULL;
-    Py_INCREF(op);
-    PyTuple_SET_ITEM(key, 0, op);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *t = PyList_GET_ITEM(type_ids, i);
-        Py_INCREF(t);
-        PyTuple_SET_ITEM(key, 1 + i, t);
-    }
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(op));
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(key, 1 + i, Py_NewRef(o->type_ids[i]));
     Py_ssize_t pos = 0, j = 1 + n;
     PyObject *k, *v;
     while (PyDict_Next(params, &pos, &k, &v)) {
@@ -232,6 +332,119 @@ static PyObject *signature_key(PyObject *op, PyObject *type_ids, PyObject *param
         PyTuple_SET_ITEM(key, j++, item);
     }
     return key;
+}
+
+/* The signature memo's recent hits by (op, type ids, params), compared by identity, so that a
+ * hit skips the memo's key (a tuple of 1 + n + len(params) items, hashed and compared item by
+ * item: a quarter of record's instructions). Params that are not the same dict count as the
+ * same when their items are the same objects or equal exact ints (or tuples of them): what
+ * the memo's key compares with ==, so the cache answers what the memo would. Each entry holds
+ * references to what it compares by identity (op, type ids), so no address is reused while it
+ * is cached, and a copy of the params; it is emptied
+ * when the memo was cleared (its size fell), so that its signature ids stay the memo's. */
+#define SIG_CACHE_SIZE 256
+#define SIG_CACHE_OPERANDS 4
+static struct {
+    PyObject *op, *params, *hit;
+    Py_ssize_t n;
+    PyObject *type_ids[SIG_CACHE_OPERANDS];
+} sig_cache[SIG_CACHE_SIZE];
+static Py_ssize_t sig_memo_size;
+
+static void sig_cache_clear(void)
+{
+    for (int s = 0; s < SIG_CACHE_SIZE; s++) {
+        Py_CLEAR(sig_cache[s].op);
+        Py_CLEAR(sig_cache[s].params);
+        Py_CLEAR(sig_cache[s].hit);
+        for (Py_ssize_t i = 0; i < sig_cache[s].n; i++)
+            Py_CLEAR(sig_cache[s].type_ids[i]);
+        sig_cache[s].n = 0;
+    }
+}
+
+static size_t sig_cache_slot(PyObject *op, Operands *o, PyObject *params)
+{
+    size_t h = (size_t)op ^ (size_t)PyDict_GET_SIZE(params);
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        h = h * 1000003u ^ (size_t)o->type_ids[i];
+    h ^= h >> 17;
+    return (h >> 4) % SIG_CACHE_SIZE;
+}
+
+/* Whether a == b as the memo's key compares them, for what this cache accepts: the same
+ * object, or exact ints (or exact tuples of exact ints) that are equal. */
+static int same_param(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (PyLong_CheckExact(a) && PyLong_CheckExact(b))
+        return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    if (!PyTuple_CheckExact(a) || !PyTuple_CheckExact(b) || PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++) {
+        PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+        if (x != y && !(PyLong_CheckExact(x) && PyLong_CheckExact(y) && PyObject_RichCompareBool(x, y, Py_EQ) == 1))
+            return 0;
+    }
+    return 1;
+}
+
+static int same_params(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (PyDict_GET_SIZE(a) != PyDict_GET_SIZE(b))
+        return 0;
+    Py_ssize_t i = 0, j = 0;
+    PyObject *ka, *va, *kb, *vb;
+    while (PyDict_Next(a, &i, &ka, &va)) {
+        if (!PyDict_Next(b, &j, &kb, &vb) || ka != kb || !same_param(va, vb))
+            return 0;
+    }
+    return 1;
+}
+
+/* The cached memo entry for op on these operands with these params (a new reference), or NULL
+ * (no error) on a miss. */
+static PyObject *sig_cache_get(PyObject *op, Operands *o, PyObject *params)
+{
+    Py_ssize_t size = PyDict_GET_SIZE(signatures_memo);
+    if (size < sig_memo_size)
+        sig_cache_clear();
+    sig_memo_size = size;
+    if (o->n > SIG_CACHE_OPERANDS)
+        return NULL;
+    size_t s = sig_cache_slot(op, o, params);
+    if (sig_cache[s].op != op || sig_cache[s].n != o->n)
+        return NULL;
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        if (sig_cache[s].type_ids[i] != o->type_ids[i])
+            return NULL;
+    if (!same_params(sig_cache[s].params, params))
+        return NULL;
+    return Py_NewRef(sig_cache[s].hit);
+}
+
+/* Keep `hit`, the memo's entry for op on these operands with these params (with a signature id). */
+static void sig_cache_put(PyObject *op, Operands *o, PyObject *params, PyObject *hit)
+{
+    if (o->n > SIG_CACHE_OPERANDS)
+        return;
+    PyObject *copy = PyDict_Copy(params);  /* a caller's later write into its dict must not reach here */
+    if (copy == NULL) {
+        PyErr_Clear();  /* nothing cached: only slower */
+        return;
+    }
+    size_t s = sig_cache_slot(op, o, params);
+    Py_XSETREF(sig_cache[s].op, Py_NewRef(op));
+    Py_XSETREF(sig_cache[s].params, copy);
+    Py_XSETREF(sig_cache[s].hit, Py_NewRef(hit));
+    for (Py_ssize_t i = 0; i < sig_cache[s].n; i++)
+        Py_CLEAR(sig_cache[s].type_ids[i]);
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        sig_cache[s].type_ids[i] = Py_NewRef(o->type_ids[i]);
+    sig_cache[s].n = o->n;
 }
 
 /* A new PendingTensor (deferred.py), with the slots its __init__ sets. */
@@ -517,8 +730,7 @@ static PyObject *variable_read(PyObject *rec, PyObject *var_of, PyObject *a, PyO
 /* Fill in inputs[i] and type_ids[i] for a Tensor constant already a leaf of this recording
  * (const_of: a constant used by an earlier op). Returns 1 when filled, 0 when Python must
  * make its leaf, -1 on error. */
-static int known_constant(PyObject *rec, PyObject *info, PyObject *a, PyObject *inputs, PyObject *type_ids,
-                          Py_ssize_t i)
+static int known_constant(PyObject *rec, PyObject *info, PyObject *a, Operands *o, Py_ssize_t i)
 {
     PyObject *const_of = SLOT(rec, off_const_of);
     if (const_of == NULL || !PyDict_Check(const_of))
@@ -527,14 +739,14 @@ static int known_constant(PyObject *rec, PyObject *info, PyObject *a, PyObject *
     if (p == NULL)
         return PyErr_Occurred() ? -1 : 0;
     Py_INCREF(p);
-    return set_input(info, inputs, type_ids, i, p) < 0 ? -1 : 1;
+    return set_input(info, o, i, p) < 0 ? -1 : 1;
 }
 
 /* Fill in inputs[i] and type_ids[i] for a Python float or int or a NumPy float64 operand
  * whose Literal the memo (recording._literals) holds, as recording.py's `_literal` would:
  * the key is (dtype, the value's 8 bytes). Returns 1 when filled, 0 when Python must do it,
  * -1 on error. */
-static int scalar_literal(PyObject *rec, PyObject *a, PyObject *inputs, PyObject *type_ids, Py_ssize_t i)
+static int scalar_literal(PyObject *rec, PyObject *a, Operands *o, Py_ssize_t i)
 {
     PyTypeObject *cls = Py_TYPE(a);
     char bytes[8];
@@ -571,10 +783,7 @@ static int scalar_literal(PyObject *rec, PyObject *a, PyObject *inputs, PyObject
     if (hit != NULL && PyTuple_Check(hit) && PyTuple_GET_SIZE(hit) == 2) {
         PyObject *tid = PyTuple_GET_ITEM(hit, 1);
         if (PyDict_SetItem(literals, key, PyTuple_GET_ITEM(hit, 0)) == 0) {
-            Py_INCREF(tid);
-            PyList_SetItem(type_ids, i, tid);
-            Py_INCREF(key);
-            PyList_SetItem(inputs, i, key);
+            operands_set(o, i, Py_NewRef(key), tid);
             filled = 1;
         } else {
             filled = -1;
@@ -624,14 +833,15 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             return PyObject_CallFunctionObjArgs(py_record, rec, op, args, params, result, watch_reads, NULL);
     }
 
+    Operands o;
+    if (operands_init(&o, n) < 0)
+        return NULL;
     /* held: the Python called below (watching, constants, shape rules) must not free them */
     Py_INCREF(var_of);
     Py_INCREF(info);
-    PyObject *ret = NULL, *inputs = PyList_New(n), *type_ids = PyList_New(n);
+    PyObject *ret = NULL, *inputs = NULL, *type_ids = NULL;
     PyObject *hit = NULL, *entry = NULL, *position = NULL, *pending_args = NULL;
     int tracked = 0, reads_variable = 0, untracked = 0;
-    if (inputs == NULL || type_ids == NULL)
-        goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = items[i];
         PyTypeObject *cls = Py_TYPE(a);
@@ -655,14 +865,10 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             goto done;
         if (p == NULL) {
             untracked = 1;
-            Py_INCREF(Py_None);
-            PyList_SET_ITEM(inputs, i, Py_None);
-            Py_INCREF(Py_None);
-            PyList_SET_ITEM(type_ids, i, Py_None);
             continue;
         }
         tracked = 1;
-        if (set_input(info, inputs, type_ids, i, p) < 0)
+        if (set_input(info, &o, i, p) < 0)
             goto done;
     }
     if (!tracked) {
@@ -675,15 +881,15 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
          * otherwise Python makes every constant, in operand order, as recording.py does. */
         int plain = 1;
         for (Py_ssize_t i = 0; i < n; i++) {
-            if (PyList_GET_ITEM(inputs, i) != Py_None)
+            if (o.inputs[i] != Py_None)
                 continue;
-            int filled = Py_IS_TYPE(items[i], tensor_type) ? known_constant(rec, info, items[i], inputs, type_ids, i)
-                                                           : scalar_literal(rec, items[i], inputs, type_ids, i);
+            int filled = Py_IS_TYPE(items[i], tensor_type) ? known_constant(rec, info, items[i], &o, i)
+                                                           : scalar_literal(rec, items[i], &o, i);
             if (filled < 0)
                 goto done;
         }
         for (Py_ssize_t i = 0; i < n && plain; i++) {
-            if (PyList_GET_ITEM(inputs, i) != Py_None)
+            if (o.inputs[i] != Py_None)
                 continue;
             int nd = array_ndim(items[i]);
             if (nd < -1)
@@ -691,10 +897,10 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             plain = nd > 0;
         }
         for (Py_ssize_t i = 0; i < n && plain; i++) {
-            if (PyList_GET_ITEM(inputs, i) != Py_None)
+            if (o.inputs[i] != Py_None)
                 continue;
             PyObject *p = new_leaf(rec, items[i], items[i], constant_kind);
-            if (p == NULL || set_input(info, inputs, type_ids, i, p) < 0)
+            if (p == NULL || set_input(info, &o, i, p) < 0)
                 goto done;
             PyObject *r = PyObject_CallFunctionObjArgs(py_hold, rec, items[i], op, NULL);
             if (r == NULL)
@@ -702,18 +908,22 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             Py_DECREF(r);
         }
         if (!plain) {
-            PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, op, args, inputs, type_ids, NULL);
-            if (r == NULL)
+            if (operands_lists(&o, &inputs, &type_ids) < 0)
                 goto done;
+            PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, op, args, inputs, type_ids, NULL);
+            if (r == NULL || operands_from_lists(&o, inputs, type_ids) < 0) {
+                Py_XDECREF(r);
+                goto done;
+            }
             Py_DECREF(r);
         }
     }
 
     /* The signature memo: (result type, type id, signature id, op, params). */
-    if (hint != NULL && *hint != NULL && n == 1 && PyList_GET_ITEM(type_ids, 0) == PyTuple_GET_ITEM(*hint, 0)) {
+    if (hint != NULL && *hint != NULL && n == 1 && o.type_ids[0] == PyTuple_GET_ITEM(*hint, 0)) {
         hit = Py_NewRef(PyTuple_GET_ITEM(*hint, 1));
-    } else {
-        PyObject *key = signature_key(op, type_ids, params);
+    } else if ((hit = sig_cache_get(op, &o, params)) == NULL) {
+        PyObject *key = signature_key(op, &o, params);
         if (key == NULL)
             goto done;
         hit = PyDict_GetItemWithError(signatures_memo, key);
@@ -727,8 +937,10 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
                 PyErr_Clear();  /* an unhashable param: _signature says what the rule thinks of it */
             }
             PyObject *input_types = PyObject_GetAttr(rec, s_input_types);
-            if (input_types == NULL)
+            if (input_types == NULL || (inputs == NULL && operands_lists(&o, &inputs, &type_ids) < 0)) {
+                Py_XDECREF(input_types);
                 goto done;
+            }
             hit = PyObject_CallFunctionObjArgs(py_signature, op, input_types, inputs, type_ids, params, NULL);
             Py_DECREF(input_types);
             if (hit == NULL)
@@ -738,11 +950,14 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             PyErr_SetString(PyExc_TypeError, "the signature memo's entry is not a 5-tuple");
             goto done;
         }
-        if (hint != NULL && n == 1 && PyTuple_GET_ITEM(hit, 2) != Py_None) {
-            PyObject *pair = PyTuple_Pack(2, PyList_GET_ITEM(type_ids, 0), hit);
-            if (pair == NULL)
-                goto done;
-            Py_XSETREF(*hint, pair);
+        if (PyTuple_GET_ITEM(hit, 2) != Py_None) {
+            sig_cache_put(op, &o, params, hit);
+            if (hint != NULL && n == 1) {
+                PyObject *pair = PyTuple_Pack(2, o.type_ids[0], hit);
+                if (pair == NULL)
+                    goto done;
+                Py_XSETREF(*hint, pair);
+            }
         }
     }
 
@@ -776,15 +991,22 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     if (sig_id != Py_None) {
         entry = PyTuple_New(1 + n);
         if (entry != NULL) {
-            Py_INCREF(sig_id);
-            PyTuple_SET_ITEM(entry, 0, sig_id);
+            int ints = 1;
+            PyTuple_SET_ITEM(entry, 0, Py_NewRef(sig_id));
             for (Py_ssize_t i = 0; i < n; i++) {
-                PyObject *p = PyList_GET_ITEM(inputs, i);
-                Py_INCREF(p);
-                PyTuple_SET_ITEM(entry, 1 + i, p);
+                ints &= PyLong_CheckExact(o.inputs[i]);
+                PyTuple_SET_ITEM(entry, 1 + i, Py_NewRef(o.inputs[i]));
             }
+            /* ints refer to nothing: the collector need not walk the entry (it would untrack it
+             * itself, after walking it once) */
+            if (ints && PyLong_CheckExact(sig_id))
+                PyObject_GC_UnTrack(entry);
         }
     } else {
+        if (inputs == NULL && operands_lists(&o, &inputs, &type_ids) < 0) {
+            Py_DECREF(result);
+            goto done;
+        }
         entry = PyObject_CallMethodObjArgs(rec, s_structure_entry, op, params, inputs, hit, NULL);
     }
     /* read after the last Python this op calls (_structure_entry) */
@@ -794,7 +1016,7 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         Py_DECREF(result);
         goto done;
     }
-    position = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
+    position = position_int(PyList_GET_SIZE(structure));
     PyObject *rid = PyLong_FromVoidPtr(result);
     int err = entry == NULL || position == NULL || rid == NULL || PyDict_SetItem(var_of, rid, position) ||
               PyList_Append(structure, entry) || PyList_Append(info, hit) || PyList_Append(values, result);
@@ -806,6 +1028,7 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     ret = result;
 
 done:
+    operands_clear(&o);
     Py_DECREF(var_of);
     Py_DECREF(info);
     Py_XDECREF(inputs);
@@ -1394,10 +1617,16 @@ fail:
 /* --- unread_roots: what a freed Recording leaves to rebind (recording.orphans) ---------------- */
 
 /* An open-addressing table from object address to a count, for unread_roots: Python dicts keyed
- * by id() cost more than the weak references they save. */
+ * by id() cost more than the weak references they save. A key and its count share a slot (one
+ * cache line to fetch per probe: the table of a long recording is megabytes). */
 typedef struct {
-    PyObject **keys;
-    Py_ssize_t *counts, mask;
+    PyObject *key;
+    Py_ssize_t count;
+} PointerCount;
+
+typedef struct {
+    PointerCount *slots;
+    Py_ssize_t mask;
 } PointerCounts;
 
 static int counts_init(PointerCounts *t, Py_ssize_t n)
@@ -1405,12 +1634,9 @@ static int counts_init(PointerCounts *t, Py_ssize_t n)
     Py_ssize_t size = 8;
     while (size < 2 * n + 2)
         size <<= 1;
-    t->keys = PyMem_Calloc(size, sizeof(PyObject *));
-    t->counts = PyMem_Calloc(size, sizeof(Py_ssize_t));
+    t->slots = PyMem_Calloc(size, sizeof(PointerCount));
     t->mask = size - 1;
-    if (t->keys == NULL || t->counts == NULL) {
-        PyMem_Free(t->keys);
-        PyMem_Free(t->counts);
+    if (t->slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -1418,13 +1644,13 @@ static int counts_init(PointerCounts *t, Py_ssize_t n)
 }
 
 /* The slot of `o`: its own, or the empty one it would take. */
-static Py_ssize_t counts_slot(const PointerCounts *t, PyObject *o)
+static PointerCount *counts_slot(const PointerCounts *t, PyObject *o)
 {
     size_t h = ((size_t)o >> 4) * 0x9E3779B97F4A7C15ull;
     Py_ssize_t i = (Py_ssize_t)(h ^ (h >> 29)) & t->mask;
-    while (t->keys[i] != NULL && t->keys[i] != o)
+    while (t->slots[i].key != NULL && t->slots[i].key != o)
         i = (i + 1) & t->mask;
-    return i;
+    return &t->slots[i];
 }
 
 static int is_unread(PyObject *v)
@@ -1440,7 +1666,21 @@ static int is_unread(PyObject *v)
  * freed with the recording. A loss kept after its tape is gone is then one weak reference, where
  * one per unread value cost 9% of recording ADBench's LSTM (bench/tape_recording.py). Counting a
  * reference that is not there would lose a root, so only list and tuple slots are counted; any
- * reference not counted makes a root, which is only one weak reference too many. */
+ * reference not counted makes a root, which is only one weak reference too many.
+ *
+ * The count of each unread value is kept in the value itself while this function runs, tagged
+ * (odd, so never an object's address) in its `_sym` slot, which is None for every PendingTensor:
+ * an operand is counted where it is, and its value was most often made a few ops before its
+ * reader, so it is still in the cache, where a table of counts by address took a cache miss per
+ * operand (8 ms for the 60,000 values of a 1,024-step LSTM). Nothing between tagging and
+ * restoring runs Python code or the collector (which would walk the slot): the roots' list is
+ * made first, and appending to it allocates no object. Counting in one pass, in recording order,
+ * counts only operands recorded before their reader (every operand, but for rebind.py's
+ * snapshots): one not counted only makes a root. A value whose `_sym` is not None is a root. */
+#define TAGGED(count) ((PyObject *)(((uintptr_t)(count) << 1) | 1))
+#define IS_TAGGED(o) (((uintptr_t)(o)) & 1)
+#define TAG_COUNT(o) ((Py_ssize_t)((uintptr_t)(o) >> 1))
+
 static PyObject *unread_roots(PyObject *module, PyObject *values)
 {
     if (pending_type == NULL || !PyList_Check(values)) {
@@ -1448,54 +1688,66 @@ static PyObject *unread_roots(PyObject *module, PyObject *values)
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(values);
-    PointerCounts refs, containers;  /* unread value -> references counted; operands' containers seen */
-    if (counts_init(&refs, n) < 0)
-        return NULL;
-    if (counts_init(&containers, n) < 0) {
-        PyMem_Free(refs.keys);
-        PyMem_Free(refs.counts);
-        return NULL;
-    }
-    PyObject *roots = NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {  /* nothing below runs Python code: `values` stays as it is */
-        PyObject *v = PyList_GET_ITEM(values, i);
-        if (is_unread(v)) {
-            Py_ssize_t s = counts_slot(&refs, v);
-            refs.keys[s] = v;
-            refs.counts[s]++;
-        }
-    }
+    /* operands' containers seen, only those another object refers to as well (one that only its
+     * value refers to cannot be shared): allocated before tagging, as the roots' list */
+    PointerCounts containers = {NULL, 0};
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = PyList_GET_ITEM(values, i), *args;
-        if (!is_unread(v) || (args = SLOT(v, off_args)) == NULL || !(PyTuple_CheckExact(args) || PyList_CheckExact(args)))
-            continue;
-        Py_ssize_t c = counts_slot(&containers, args);
-        if (containers.keys[c] != NULL)
-            continue;  /* shared by another value: its items were counted */
-        containers.keys[c] = args;
-        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(args); k++) {
-            PyObject *a = PySequence_Fast_GET_ITEM(args, k);
-            Py_ssize_t s = counts_slot(&refs, a);
-            if (refs.keys[s] == a)
-                refs.counts[s]++;
+        if (is_unread(v) && (args = SLOT(v, off_args)) != NULL && Py_REFCNT(args) > 1) {
+            if (counts_init(&containers, n) < 0)
+                return NULL;
+            break;
         }
     }
-    roots = PyList_New(0);
-    for (Py_ssize_t i = 0; roots != NULL && i < n; i++) {
+    PyObject *roots = PyList_New(0);
+    if (roots == NULL) {
+        PyMem_Free(containers.slots);
+        return NULL;
+    }
+    /* nothing from here to the end runs Python code: `values` stays as it is */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(values, i), *args;
+        if (!is_unread(v))
+            continue;
+        PyObject *sym = SLOT(v, off_sym);
+        if (sym == Py_None)
+            SLOT(v, off_sym) = TAGGED(1);
+        else if (sym != NULL && IS_TAGGED(sym))
+            SLOT(v, off_sym) = TAGGED(TAG_COUNT(sym) + 1);  /* listed twice */
+        args = SLOT(v, off_args);
+        if (args == NULL || !(PyTuple_CheckExact(args) || PyList_CheckExact(args)))
+            continue;
+        if (Py_REFCNT(args) > 1 && containers.slots != NULL) {
+            PointerCount *c = counts_slot(&containers, args);
+            if (c->key != NULL)
+                continue;  /* shared by another value: its items were counted */
+            c->key = args;
+        }
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(args); k++) {
+            PyObject *a = PySequence_Fast_GET_ITEM(args, k);
+            if (Py_IS_TYPE(a, pending_type) && (sym = SLOT(a, off_sym)) != NULL && IS_TAGGED(sym))
+                SLOT(a, off_sym) = TAGGED(TAG_COUNT(sym) + 1);
+        }
+    }
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = PyList_GET_ITEM(values, i);
         if (!is_unread(v))
             continue;
-        Py_ssize_t s = counts_slot(&refs, v);
-        if (refs.counts[s] < 0)
-            continue;  /* listed already */
-        if (Py_REFCNT(v) > refs.counts[s] && PyList_Append(roots, v) < 0)
-            Py_CLEAR(roots);
-        refs.counts[s] = -1;
+        PyObject *sym = SLOT(v, off_sym);
+        if (sym != NULL && IS_TAGGED(sym)) {
+            SLOT(v, off_sym) = Py_None;  /* the slot's reference to None was never released */
+            if (Py_REFCNT(v) <= TAG_COUNT(sym))
+                continue;
+        } else if (sym == Py_None) {
+            continue;  /* restored: listed earlier */
+        }
+        if (!failed && PyList_Append(roots, v) < 0)
+            failed = 1;  /* go on restoring the slots */
     }
-    PyMem_Free(refs.keys);
-    PyMem_Free(refs.counts);
-    PyMem_Free(containers.keys);
-    PyMem_Free(containers.counts);
+    PyMem_Free(containers.slots);
+    if (failed)
+        Py_CLEAR(roots);
     return roots;
 }
 
