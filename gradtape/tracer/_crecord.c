@@ -808,6 +808,42 @@ static int array_ndim(PyObject *a)
     return nd;
 }
 
+/* The positions of the results record_impl made last, by the result's address: an operand is
+ * most often a result recorded a few ops before, and var_of's lookup (an int made from its
+ * address, hashed, and compared with the key's int) was the largest cost of recording ADBench's
+ * LSTM left. An entry holds no reference: it is used only when the recording's `values` still
+ * holds that very object at that position (so it is alive, and the same object) and `info` says
+ * an op made it (an op's result is always in var_of at its position: rebind.py, which moves
+ * tensors between positions, replaces them in `values` too). */
+#define RECENT_SIZE 1024
+static struct {
+    PyObject *obj, *rec;
+    Py_ssize_t position;
+} recent[RECENT_SIZE];
+
+static size_t recent_slot(PyObject *obj)
+{
+    return (size_t)((((size_t)obj >> 4) * 0x9E3779B97F4A7C15ull) >> 54) % RECENT_SIZE;
+}
+
+/* var_of.get(id(a)) for a Tensor operand of `rec`, as a new reference (NULL when absent; check
+ * PyErr_Occurred). */
+static PyObject *operand_position(PyObject *rec, PyObject *var_of, PyObject *a)
+{
+    size_t s = recent_slot(a);
+    if (recent[s].obj == a && recent[s].rec == rec) {
+        PyObject *values = SLOT(rec, off_values), *info = SLOT(rec, off_info);
+        Py_ssize_t p = recent[s].position;
+        if (values != NULL && info != NULL && PyList_Check(values) && PyList_Check(info) &&
+            p < PyList_GET_SIZE(values) && p < PyList_GET_SIZE(info) && PyList_GET_ITEM(values, p) == a) {
+            PyObject *entry = PyList_GET_ITEM(info, p);
+            if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 5)
+                return position_int(p);
+        }
+    }
+    return Py_XNewRef(position_of(var_of, a));
+}
+
 /* `hint`, when not NULL, is the caller's memo of this op's signature for a single operand: NULL
  * or a (type id, signature memo entry) tuple. When the operand's type id is that one (the same
  * object), its entry is used without building the memo's key; otherwise the entry found is
@@ -847,8 +883,7 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         PyTypeObject *cls = Py_TYPE(a);
         PyObject *p = NULL;  /* a new reference, or NULL: untracked */
         if (cls == pending_type) {
-            p = position_of(var_of, a);
-            Py_XINCREF(p);
+            p = operand_position(rec, var_of, a);
         } else if (cls == variable_type) {
             p = variable_read(rec, var_of, a, watch_reads);
             reads_variable = 1;
@@ -858,8 +893,7 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
                 Py_INCREF(ret);
                 goto done;
             }
-            p = position_of(var_of, a);
-            Py_XINCREF(p);
+            p = operand_position(rec, var_of, a);
         }
         if (p == NULL && PyErr_Occurred())
             goto done;
@@ -1025,6 +1059,10 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         Py_DECREF(result);
         goto done;
     }
+    size_t slot = recent_slot(result);
+    recent[slot].obj = result;
+    recent[slot].rec = rec;
+    recent[slot].position = PyList_GET_SIZE(structure) - 1;
     ret = result;
 
 done:
