@@ -1311,6 +1311,29 @@ static int deferrable_now(PyObject *op)
     return !eager;
 }
 
+/* GradientTape and the offsets of its `_tape` and `_watch_accessed_variables` slots, set by
+ * setup_tape (gradient_tape.py calls it): bind reads them on every op, and as attributes they
+ * were 200 instructions of each. NULL until then (and for other recorders): read as attributes. */
+static PyTypeObject *tape_type;
+static Py_ssize_t off_tape_recording, off_tape_watch;
+
+/* setup_tape(GradientTape): its slots, as slot_offset finds them (an error if they are none). */
+static PyObject *setup_tape(PyObject *module, PyObject *cls)
+{
+    Py_ssize_t rec_off, watch_off;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup_tape takes the GradientTape class");
+        return NULL;
+    }
+    if (slot_offset((PyTypeObject *)cls, "_tape", &rec_off) < 0 ||
+        slot_offset((PyTypeObject *)cls, "_watch_accessed_variables", &watch_off) < 0)
+        return NULL;
+    Py_XSETREF(tape_type, (PyTypeObject *)Py_NewRef(cls));
+    off_tape_recording = rec_off;
+    off_tape_watch = watch_off;
+    Py_RETURN_NONE;
+}
+
 /* The recording and watch flag of the single tape in `tapes` (the thread's tape list):
  * returns 1 with new references in *rec and *watch, 0 when there is not exactly one, -1 on error. */
 static int single_tape(PyObject *tapes, PyObject **rec, PyObject **watch)
@@ -1318,6 +1341,14 @@ static int single_tape(PyObject *tapes, PyObject **rec, PyObject **watch)
     if (PyList_GET_SIZE(tapes) != 1)
         return 0;
     PyObject *tape = PyList_GET_ITEM(tapes, 0);
+    if (tape_type != NULL && Py_IS_TYPE(tape, tape_type)) {  /* exactly a GradientTape: by offset */
+        PyObject *r = SLOT(tape, off_tape_recording), *w = SLOT(tape, off_tape_watch);
+        if (r != NULL && w != NULL) {
+            *rec = Py_NewRef(r);
+            *watch = Py_NewRef(w);
+            return 1;
+        }
+    }
     Py_INCREF(tape);
     *rec = PyObject_GetAttr(tape, s_tape);
     *watch = *rec == NULL ? NULL : PyObject_GetAttr(tape, s_watch);
@@ -2437,6 +2468,7 @@ static PyMethodDef methods[] = {
      "unread_roots(values): the unread pending values of a freed Recording that something else holds."},
     {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
+    {"setup_tape", setup_tape, METH_O, "setup_tape(GradientTape): the slots bind reads on a tape (gradient_tape.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},
 };
