@@ -1739,13 +1739,17 @@ static int is_unread(PyObject *v)
  *
  * The count of each unread value is kept in the value itself while this function runs, tagged
  * (odd, so never an object's address) in its `_sym` slot, which is None for every PendingTensor:
- * an operand is counted where it is, and its value was most often made a few ops before its
- * reader, so it is still in the cache, where a table of counts by address took a cache miss per
- * operand (8 ms for the 60,000 values of a 1,024-step LSTM). Nothing between tagging and
- * restoring runs Python code or the collector (which would walk the slot): the roots' list is
- * made first, and appending to it allocates no object. Counting in one pass, in recording order,
- * counts only operands recorded before their reader (every operand, but for rebind.py's
- * snapshots): one not counted only makes a root. A value whose `_sym` is not None is a root. */
+ * a table of counts by address took a cache miss per operand (8 ms for the 60,000 values of a
+ * 1,024-step LSTM). `values` is walked once, last first: a value's readers were recorded after it,
+ * so when it is reached their operands are counted, it is decided and its slot restored, and its
+ * own operands (most often recorded a few ops before it, so reached soon after, while still in the
+ * cache) are counted. A reference counted is always one that is there (each operands' container
+ * once), so a value decided before all were counted (an operand recorded after its reader: only
+ * rebind.py's snapshots) is at worst a root too many. Every slot tagged is restored: at its
+ * value's turn, or, when some tagged object was never reached (an operand that is not one of
+ * `values`), from the list of those tagged. Nothing between tagging and restoring runs Python
+ * code or the collector (which would walk the slot): the roots' list is made first, appending to
+ * it allocates no object, and the rest is PyMem memory. A value whose `_sym` is not None is a root. */
 #define TAGGED(count) ((PyObject *)(((uintptr_t)(count) << 1) | 1))
 #define IS_TAGGED(o) (((uintptr_t)(o)) & 1)
 #define TAG_COUNT(o) ((Py_ssize_t)((uintptr_t)(o) >> 1))
@@ -1757,36 +1761,39 @@ static PyObject *unread_roots(PyObject *module, PyObject *values)
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(values);
-    /* operands' containers seen, only those another object refers to as well (one that only its
-     * value refers to cannot be shared): allocated before tagging, as the roots' list */
-    PointerCounts containers = {NULL, 0};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *v = PyList_GET_ITEM(values, i), *args;
-        if (is_unread(v) && (args = SLOT(v, off_args)) != NULL && Py_REFCNT(args) > 1) {
-            if (counts_init(&containers, n) < 0)
-                return NULL;
-            break;
-        }
-    }
     PyObject *roots = PyList_New(0);
-    if (roots == NULL) {
-        PyMem_Free(containers.slots);
+    if (roots == NULL)
         return NULL;
-    }
+    /* operands' containers counted, only those another object refers to as well (one that only
+     * its value refers to cannot be shared); the objects tagged, in order */
+    PointerCounts containers = {NULL, 0};
+    PyObject **tagged = NULL;
+    Py_ssize_t n_tagged = 0, capacity = 0, restored = 0;
+    int failed = 0;
     /* nothing from here to the end runs Python code: `values` stays as it is */
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
         PyObject *v = PyList_GET_ITEM(values, i), *args;
         if (!is_unread(v))
             continue;
         PyObject *sym = SLOT(v, off_sym);
-        if (sym == Py_None)
-            SLOT(v, off_sym) = TAGGED(1);
-        else if (sym != NULL && IS_TAGGED(sym))
-            SLOT(v, off_sym) = TAGGED(TAG_COUNT(sym) + 1);  /* listed twice */
+        Py_ssize_t counted = 0;  /* references counted: this slot of `values`, its readers' operands */
+        if (sym == Py_None) {
+            counted = 1;
+        } else if (sym != NULL && IS_TAGGED(sym)) {
+            counted = TAG_COUNT(sym) + 1;
+            SLOT(v, off_sym) = Py_None;  /* the slot's reference to None was never released */
+            restored++;
+        }
+        if (Py_REFCNT(v) > counted && !failed && PyList_Append(roots, v) < 0)
+            failed = 1;  /* go on restoring the slots */
         args = SLOT(v, off_args);
-        if (args == NULL || !(PyTuple_CheckExact(args) || PyList_CheckExact(args)))
+        if (failed || args == NULL || !(PyTuple_CheckExact(args) || PyList_CheckExact(args)))
             continue;
-        if (Py_REFCNT(args) > 1 && containers.slots != NULL) {
+        if (Py_REFCNT(args) > 1) {
+            if (containers.slots == NULL && counts_init(&containers, n) < 0) {
+                failed = 1;
+                continue;
+            }
             PointerCount *c = counts_slot(&containers, args);
             if (c->key != NULL)
                 continue;  /* shared by another value: its items were counted */
@@ -1794,29 +1801,36 @@ static PyObject *unread_roots(PyObject *module, PyObject *values)
         }
         for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(args); k++) {
             PyObject *a = PySequence_Fast_GET_ITEM(args, k);
-            if (Py_IS_TYPE(a, pending_type) && (sym = SLOT(a, off_sym)) != NULL && IS_TAGGED(sym))
-                SLOT(a, off_sym) = TAGGED(TAG_COUNT(sym) + 1);
-        }
-    }
-    int failed = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *v = PyList_GET_ITEM(values, i);
-        if (!is_unread(v))
-            continue;
-        PyObject *sym = SLOT(v, off_sym);
-        if (sym != NULL && IS_TAGGED(sym)) {
-            SLOT(v, off_sym) = Py_None;  /* the slot's reference to None was never released */
-            if (Py_REFCNT(v) <= TAG_COUNT(sym))
+            if (!is_unread(a) || (sym = SLOT(a, off_sym)) == NULL)
                 continue;
-        } else if (sym == Py_None) {
-            continue;  /* restored: listed earlier */
+            if (IS_TAGGED(sym)) {
+                SLOT(a, off_sym) = TAGGED(TAG_COUNT(sym) + 1);
+            } else if (sym == Py_None) {
+                if (n_tagged == capacity) {
+                    Py_ssize_t grown = capacity ? 2 * capacity : 1024;
+                    PyObject **more = PyMem_Realloc(tagged, grown * sizeof(PyObject *));
+                    if (more == NULL) {
+                        failed = 1;
+                        break;
+                    }
+                    tagged = more, capacity = grown;
+                }
+                tagged[n_tagged++] = a;
+                SLOT(a, off_sym) = TAGGED(1);
+            }
         }
-        if (!failed && PyList_Append(roots, v) < 0)
-            failed = 1;  /* go on restoring the slots */
     }
+    if (restored != n_tagged)  /* some tagged operand was never reached as a value */
+        for (Py_ssize_t k = 0; k < n_tagged; k++)
+            if (IS_TAGGED(SLOT(tagged[k], off_sym)))
+                SLOT(tagged[k], off_sym) = Py_None;
+    PyMem_Free(tagged);
     PyMem_Free(containers.slots);
-    if (failed)
+    if (failed) {
         Py_CLEAR(roots);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+    }
     return roots;
 }
 
