@@ -814,7 +814,8 @@ static int array_ndim(PyObject *a)
  * LSTM left. An entry holds no reference: it is used only when the recording's `values` still
  * holds that very object at that position (so it is alive, and the same object) and `info` says
  * an op made it (an op's result is always in var_of at its position: rebind.py, which moves
- * tensors between positions, replaces them in `values` too). */
+ * tensors between positions, replaces them in `values` too). A freed recording's entries are
+ * dropped (`forget`), so that none passes for one of a new recording made at its address. */
 #define RECENT_SIZE 1024
 static struct {
     PyObject *obj, *rec;
@@ -824,6 +825,16 @@ static struct {
 static size_t recent_slot(PyObject *obj)
 {
     return (size_t)((((size_t)obj >> 4) * 0x9E3779B97F4A7C15ull) >> 54) % RECENT_SIZE;
+}
+
+/* forget(recording): drop the entries of a recording being freed (Recording.__del__), before
+ * another can be made at its address, where an entry could otherwise pass for one of its own. */
+static PyObject *forget(PyObject *module, PyObject *rec)
+{
+    for (int s = 0; s < RECENT_SIZE; s++)
+        if (recent[s].rec == rec)
+            recent[s].obj = recent[s].rec = NULL;
+    Py_RETURN_NONE;
 }
 
 /* var_of.get(id(a)) for a Tensor operand of `rec`, as a new reference (NULL when absent; check
@@ -2481,6 +2492,7 @@ static PyMethodDef methods[] = {
     {"unread_roots", unread_roots, METH_O,
      "unread_roots(values): the unread pending values of a freed Recording that something else holds."},
     {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
+    {"forget", forget, METH_O, "forget(recording): drop what record remembers of a recording being freed."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup_tape", setup_tape, METH_O, "setup_tape(GradientTape): the slots bind reads on a tape (gradient_tape.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},

@@ -118,8 +118,26 @@ def custom(w, v):
     return [square(w) + v]
 
 
+def same_op_other_params(w, v):  # one op on one type with params that differ, alternating
+    m = gt.reshape(gt.concatenate([w, w, w[:2]]), (3, 4))
+    out = []
+    for axis in (0, 1, 0, (0, 1), 1, (0, 1), None):
+        out.append(gt.sum(m, axis=axis))
+    for shape in ((4, 3), (12,), (4, 3), (2, 6)):
+        out.append(gt.reshape(m, shape) * 2.0)
+    return out
+
+
+def long_chain(w, v):  # more results than C remembers: early ones found in var_of again
+    first = w * v
+    x = first
+    for _ in range(1500):
+        x = gt.sin(x)
+    return [x + first, x * w]
+
+
 PROGRAMS = [logreg, scalars, tensor_constants, mixed_constants, held_arrays, variables, explicit_watch, params,
-            subclass_operand, compiled_call, custom]
+            subclass_operand, compiled_call, custom, same_op_other_params, long_chain]
 
 
 @pytest.fixture
@@ -192,6 +210,38 @@ def test_c_and_python_record_the_same(program, watch_accessed, use):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_array_equal(a, b)
+
+
+def test_after_t_i_assigned_both_record_the_same_positions(use):
+    """t[i] = x moves t to the update's position (rebind.py): what C remembers of where t was
+    recorded must not outlive it."""
+    got = {}
+    for impl in ("python", "c"):
+        use(impl)
+        w = gt.constant(W0)
+        with gt.GradientTape() as tape:
+            tape.watch(w)
+            t = gt.sin(w) * w
+            before = t * 2.0
+            t[0] = 5.0
+            outputs = [before, t * 3.0, t + before]
+            loss = gt.sum(outputs[1] + outputs[2])
+        rec = tape._tape
+        got[impl] = (rec.structure, [rec.var_of.get(id(o)) for o in outputs], rec.var_of.get(id(t)))
+        got[impl + " values"] = [o.numpy() for o in outputs]
+        got[impl + " gradient"] = tape.gradient(loss, w).numpy()
+    assert got["c"] == got["python"]
+    t = np.sin(W0) * W0
+    before = t * 2.0
+    t[0] = 5.0
+    for impl in ("python", "c"):
+        np.testing.assert_allclose(got[impl + " values"][1], t * 3.0)
+        np.testing.assert_allclose(got[impl + " values"][2], t + before)
+    d = np.cos(W0) * W0 + np.sin(W0)  # d(sin(w) w)/dw; t's first element no longer depends on w
+    want = 3.0 * d + d + 2.0 * d
+    want[0] = 2.0 * d[0]
+    np.testing.assert_allclose(got["c gradient"], want)
+    np.testing.assert_array_equal(got["c gradient"], got["python gradient"])
 
 
 def test_literals_new_to_the_memo(use):
