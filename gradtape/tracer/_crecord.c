@@ -1320,6 +1320,20 @@ static int variable_reads_active(void)
     return active;
 }
 
+/* The answers of `deferrable` last read, by the op's address (an op's declared facts never
+ * change; the entry holds the op): every bind asks. Emptied with `deferrable` (setup_bind). */
+#define OP_CACHE_SIZE 64
+static struct {
+    PyObject *op;
+    int deferrable;
+} op_cache[OP_CACHE_SIZE];
+
+static void op_cache_clear(void)
+{
+    for (int s = 0; s < OP_CACHE_SIZE; s++)
+        Py_CLEAR(op_cache[s].op);
+}
+
 /* Whether bind may defer `op` now: deferral is on and eager_only(op) is false. -1 on error. */
 static int deferrable_now(PyObject *op)
 {
@@ -1330,9 +1344,15 @@ static int deferrable_now(PyObject *op)
     Py_DECREF(enabled);
     if (on <= 0)
         return on;
+    size_t slot = ((size_t)op >> 4) % OP_CACHE_SIZE;
+    if (op_cache[slot].op == op)
+        return op_cache[slot].deferrable;
     PyObject *known = PyDict_GetItemWithError(deferrable, op);
-    if (known != NULL)
+    if (known != NULL) {
+        Py_XSETREF(op_cache[slot].op, Py_NewRef(op));
+        op_cache[slot].deferrable = known == Py_True;
         return known == Py_True;
+    }
     if (PyErr_Occurred())
         return -1;
     PyObject *answer = PyObject_CallOneArg(eager_only, op);
@@ -1900,6 +1920,7 @@ static PyObject *setup_bind(PyObject *module, PyObject *names)
         Py_XSETREF(*targets[i], given[i]);
     }
     Py_XSETREF(deferrable, fresh);
+    op_cache_clear();
     Py_RETURN_NONE;
 }
 
@@ -2106,6 +2127,58 @@ static PyObject *parse_index(PyObject *shape, PyObject *index)
     return entry;
 }
 
+/* The index memo's recent entries by the shape's items and the index's own objects, compared by
+ * identity (an int index, or a slice's start, stop and step: small ints are one object each), so
+ * that `gates[n:2 * n]` or `main[i]` in a loop skips the memo's key (two tuples made, hashed and
+ * compared: a fifth of getitem's own instructions). A miss takes the memo's path, which answers
+ * the same entry. Entries hold references to what they compare. */
+#define INDEX_CACHE_SIZE 64
+static struct {
+    PyObject *shape, *start, *stop, *step, *entry;
+} index_cache[INDEX_CACHE_SIZE];
+
+/* The objects an int index or a slice of exact ints and Nones is compared by (borrowed; an int
+ * index is its own start, with NULL stop and step): 1, or 0 for an index not cached. */
+static int index_parts(PyObject *index, PyObject **start, PyObject **stop, PyObject **step)
+{
+    if (PyLong_CheckExact(index)) {
+        *start = index, *stop = *step = NULL;
+        return 1;
+    }
+    if (!PySlice_Check(index))
+        return 0;
+    PySliceObject *sl = (PySliceObject *)index;
+    if ((sl->start != Py_None && !PyLong_CheckExact(sl->start)) || (sl->stop != Py_None && !PyLong_CheckExact(sl->stop)) ||
+        (sl->step != Py_None && !PyLong_CheckExact(sl->step)))
+        return 0;
+    *start = sl->start, *stop = sl->stop, *step = sl->step;
+    return 1;
+}
+
+static size_t index_cache_slot(PyObject *shape, PyObject *start, PyObject *stop, PyObject *step)
+{
+    size_t h = (size_t)PyTuple_GET_SIZE(shape);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++)
+        h = h * 1000003u ^ (size_t)PyTuple_GET_ITEM(shape, i);
+    h = (h * 1000003u ^ (size_t)start) * 1000003u ^ (size_t)stop;
+    h = h * 1000003u ^ (size_t)step;
+    h ^= h >> 17;
+    return (h >> 4) % INDEX_CACHE_SIZE;
+}
+
+/* Whether shapes a and b (exact tuples) have the same items, compared by identity. */
+static int same_items(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++)
+        if (PyTuple_GET_ITEM(a, i) != PyTuple_GET_ITEM(b, i))
+            return 0;
+    return 1;
+}
+
 static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
     if (argc != 2) {
@@ -2129,7 +2202,18 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     }
     if (shape == NULL)
         return NULL;
-    PyObject *key = NULL, *entry = NULL, *y = NULL;
+    PyObject *key = NULL, *entry = NULL, *y = NULL, *start, *stop, *step;
+    size_t slot = 0;
+    int cached = PyTuple_CheckExact(shape) && index_parts(index, &start, &stop, &step);
+    if (cached) {
+        slot = index_cache_slot(shape, start, stop, step);
+        if (index_cache[slot].entry != NULL && index_cache[slot].start == start && index_cache[slot].stop == stop &&
+            index_cache[slot].step == step && same_items(index_cache[slot].shape, shape)) {
+            entry = Py_NewRef(index_cache[slot].entry);
+            y = index_binds(module, x, entry);
+            goto done;
+        }
+    }
     PyObject *ikey = PyTuple_CheckExact(shape) ? index_key(index) : NULL;
     if (ikey == NULL && PyErr_Occurred())
         goto done;
@@ -2155,6 +2239,13 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
             if (PyDict_SetItem(index_memo, key, entry) < 0)
                 goto done;
         }
+    }
+    if (cached && key != NULL) {  /* an entry the memo keeps: cached by identity too */
+        Py_XSETREF(index_cache[slot].shape, Py_NewRef(shape));
+        Py_XSETREF(index_cache[slot].start, Py_XNewRef(start));
+        Py_XSETREF(index_cache[slot].stop, Py_XNewRef(stop));
+        Py_XSETREF(index_cache[slot].step, Py_XNewRef(step));
+        Py_XSETREF(index_cache[slot].entry, Py_NewRef(entry));
     }
     y = index_binds(module, x, entry);
 done:
