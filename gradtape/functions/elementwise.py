@@ -8,6 +8,7 @@ import numpy as np
 from ..ir.ops import elementwise as ew
 from ..ir.ops._helpers import COMPLEX_OPS
 from ..ir.ops.int_pow import NEGATIVE_POWER_MESSAGE, int_pow_p
+from ..tracer.deferred import PendingTensor
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
@@ -24,6 +25,8 @@ def _unary_float(op, *numpy_functions):
 
     @implements(*numpy_functions)
     def fn(x):
+        if x.__class__ is PendingTensor and x.dtype.kind == "f":  # what `operand` passes as it is
+            return bind(op, x)  # (tanh, exp and log on every step of a recorded LSTM)
         return bind(op, operand(x))
 
     fn.__code__ = fn.__code__.replace(co_name=op.name)  # float_operand's errors (and tracebacks) name it

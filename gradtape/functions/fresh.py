@@ -93,10 +93,14 @@ def returning_new_objects(fn):
     def public(*args, **kwargs):
         result = fn(*args, **kwargs)
         cls = result.__class__
-        if cls is PendingTensor or cls is Tensor:  # the common case, checked inline
+        if cls is PendingTensor or cls is Tensor:  # the common case, _is_argument inline
             for a in args:
-                if a is result or a.__class__ is list or a.__class__ is tuple:
-                    return new_objects(result, args, kwargs)
+                if a is result:
+                    return fresh(result)
+                if a.__class__ is list or a.__class__ is tuple:  # np.concatenate([x, y]) on every LSTM step
+                    for e in a:
+                        if e is result:
+                            return fresh(result)
             return new_objects(result, (), kwargs) if kwargs else result
         return new_objects(result, args, kwargs)
 

@@ -16,13 +16,14 @@ import numpy as np
 
 from ..ir.errors import ShapeError
 from ..ir.ops import elementwise as ew_ops, layout, reduce as red
+from ..tracer.deferred import PendingTensor
 from ..tracer.dispatch import bind
 from ..tracer.numpy_dispatch import implements
 from ..tracer.tensor import Tensor
 from . import elementwise as ew
 from ._promote import as_tensor, convert, normalize_axis
 from .complex_numbers import imag, real
-from .fresh import always_new
+from .fresh import always_new, fresh
 
 __all__ = [
     "sum",
@@ -109,6 +110,7 @@ def _reduce_axes(op, x, axes: tuple, keepdims):
 # --- sum, prod ------------------------------------------------------------------------
 
 @implements(np.sum)
+@always_new  # a 0-d x, returned as it is by _reduce, is made a fresh object below
 def sum(x, axis=None, dtype=None, out=None, keepdims=False):
     """Sum of elements over the given axes, as numpy.sum.
 
@@ -130,8 +132,14 @@ def sum(x, axis=None, dtype=None, out=None, keepdims=False):
         >>> gradtape.sum(gradtape.constant([[1.0, 2.0], [3.0, 4.0]]), axis=0)
         Tensor([4., 6.], dtype=float64)
     """
+    if x.__class__ is PendingTensor and axis is None and dtype is None and out is None and not keepdims \
+            and x.shape and x.dtype.itemsize == 8:
+        # what the general path binds for a recorded tensor wider than 0-d whose dtype
+        # _accumulated keeps: the sum of a loss's terms, every step of a recorded loop
+        return bind(red.reduce_sum_p, x, axes=tuple(range(len(x.shape))))
     _no_out("sum", out)
-    return _reduce(red.reduce_sum_p, "sum", _accumulated(x, dtype), axis, keepdims)
+    total = _reduce(red.reduce_sum_p, "sum", _accumulated(x, dtype), axis, keepdims)
+    return fresh(total) if total is x else total
 
 
 @implements(np.prod)

@@ -122,18 +122,145 @@ static PyObject *type_id_at(PyObject *info, PyObject *p)
     return PyTuple_GET_ITEM(entry, 1);
 }
 
+/* An op's operands as its structure entry sees them: per operand, its input (a position, a
+ * literal's key, or None while unknown) and its type id (None while unknown), as new references
+ * in C arrays. Two lists per op cost 5% of recording ADBench's LSTM; lists are made only for
+ * the Python that record_impl calls off the common path (`operands_lists`). */
+#define SMALL_OPERANDS 8
+typedef struct {
+    Py_ssize_t n;
+    PyObject **inputs, **type_ids;
+    PyObject *small[2 * SMALL_OPERANDS];
+} Operands;
+
+static int operands_init(Operands *o, Py_ssize_t n)
+{
+    o->n = 0;
+    o->inputs = o->small;
+    if (n > SMALL_OPERANDS && (o->inputs = PyMem_Malloc(2 * n * sizeof(PyObject *))) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->type_ids = o->inputs + (n > SMALL_OPERANDS ? n : SMALL_OPERANDS);
+    o->n = n;
+    for (Py_ssize_t i = 0; i < n; i++)
+        o->inputs[i] = Py_NewRef(Py_None), o->type_ids[i] = Py_NewRef(Py_None);
+    return 0;
+}
+
+static void operands_clear(Operands *o)
+{
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        Py_DECREF(o->inputs[i]), Py_DECREF(o->type_ids[i]);
+    if (o->inputs != o->small)
+        PyMem_Free(o->inputs);
+    o->n = 0;
+}
+
+/* inputs[i] = p (the reference is stolen) and type_ids[i] = tid (borrowed). */
+static void operands_set(Operands *o, Py_ssize_t i, PyObject *p, PyObject *tid)
+{
+    Py_SETREF(o->inputs[i], p);
+    Py_SETREF(o->type_ids[i], Py_NewRef(tid));
+}
+
+/* A new list of n items (new references). */
+static PyObject *list_of(PyObject **items, Py_ssize_t n)
+{
+    PyObject *out = PyList_New(n);
+    if (out != NULL)
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyList_SET_ITEM(out, i, Py_NewRef(items[i]));
+    return out;
+}
+
+/* The operands' inputs and type ids as two new lists, for recording.py's methods; 0 or -1. */
+static int operands_lists(Operands *o, PyObject **inputs, PyObject **type_ids)
+{
+    *inputs = list_of(o->inputs, o->n);
+    *type_ids = *inputs == NULL ? NULL : list_of(o->type_ids, o->n);
+    if (*type_ids != NULL)
+        return 0;
+    Py_CLEAR(*inputs);
+    return -1;
+}
+
+/* Take back the lists a Python method filled in (they must still have n items). */
+static int operands_from_lists(Operands *o, PyObject *inputs, PyObject *type_ids)
+{
+    if (!PyList_Check(inputs) || !PyList_Check(type_ids) || PyList_GET_SIZE(inputs) != o->n ||
+        PyList_GET_SIZE(type_ids) != o->n) {
+        PyErr_SetString(PyExc_RuntimeError, "_crecord: Recording._constants changed the operands' lists");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        operands_set(o, i, Py_NewRef(PyList_GET_ITEM(inputs, i)), PyList_GET_ITEM(type_ids, i));
+    return 0;
+}
+
 /* inputs[i] = p and type_ids[i] = its type id; steals the reference to p (also on error). */
-static int set_input(PyObject *info, PyObject *inputs, PyObject *type_ids, Py_ssize_t i, PyObject *p)
+static int set_input(PyObject *info, Operands *o, Py_ssize_t i, PyObject *p)
 {
     PyObject *tid = type_id_at(info, p);
     if (tid == NULL) {
         Py_DECREF(p);
         return -1;
     }
-    Py_INCREF(tid);
-    PyList_SetItem(type_ids, i, tid);
-    PyList_SetItem(inputs, i, p);
+    operands_set(o, i, p, tid);
     return 0;
+}
+
+/* PyList_Append(list, item), growing a long list's storage by doubling it where CPython grows it
+ * by an eighth: a recording's `structure`, `info` and `values` reach 60,000 items (ADBench's LSTM
+ * at 1,024 steps), and at each eighth the whole array was copied (5% of the cache misses of
+ * recording it). The storage is what list_resize manages (ob_item, allocated: the list's public
+ * struct); the list stays an ordinary list, shrinking as CPython shrinks it. */
+#define DOUBLING_FROM 1024
+static int append_growing(PyObject *list, PyObject *item)
+{
+    PyListObject *l = (PyListObject *)list;
+    Py_ssize_t n = Py_SIZE(l);
+    if (PyList_CheckExact(list) && n >= DOUBLING_FROM && n == l->allocated &&
+        (size_t)n <= PY_SSIZE_T_MAX / (2 * sizeof(PyObject *))) {
+        PyObject **items = PyMem_Realloc(l->ob_item, 2 * n * sizeof(PyObject *));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        l->ob_item = items;
+        l->allocated = 2 * n;
+    }
+    return PyList_Append(list, item);
+}
+
+/* Positions as Python ints, shared by every recording: a new int per recorded op (and its
+ * freeing) cost 2% of recording ADBench's LSTM, whose 1,024 steps record 60,000 positions.
+ * Ints are immutable, and recording.py compares positions by value, never by identity. The
+ * table grows to the longest recording made (up to MAX_SHARED_POSITIONS: 32 bytes each). */
+#define MAX_SHARED_POSITIONS (1 << 20)
+static PyObject **shared_positions;
+static Py_ssize_t n_shared_positions;
+
+/* Position p as an int (a new reference). */
+static PyObject *position_int(Py_ssize_t p)
+{
+    if (p < n_shared_positions)
+        return Py_NewRef(shared_positions[p]);
+    if (p < 0 || p >= MAX_SHARED_POSITIONS)
+        return PyLong_FromSsize_t(p);
+    Py_ssize_t size = n_shared_positions ? 2 * n_shared_positions : 1024;
+    while (size <= p)
+        size *= 2;
+    if (size > MAX_SHARED_POSITIONS)
+        size = MAX_SHARED_POSITIONS;
+    PyObject **grown = PyMem_Realloc(shared_positions, size * sizeof(PyObject *));
+    if (grown == NULL)
+        return PyErr_NoMemory();
+    shared_positions = grown;
+    for (; n_shared_positions < size; n_shared_positions++)
+        if ((grown[n_shared_positions] = PyLong_FromSsize_t(n_shared_positions)) == NULL)
+            return NULL;
+    return Py_NewRef(shared_positions[p]);
 }
 
 /* obj.shape and obj.dtype as new references in *shape and *dtype; -1 on error (neither set). */
@@ -186,11 +313,11 @@ static PyObject *new_leaf(PyObject *rec, PyObject *value, PyObject *array, PyObj
         Py_DECREF(hit);
         return NULL;
     }
-    PyObject *p = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
+    PyObject *p = position_int(PyList_GET_SIZE(structure));
     PyObject *entry = PyTuple_Pack(2, PyTuple_GET_ITEM(hit, 1), kind);
     PyObject *snapshots = kind == variable_kind ? SLOT(rec, off_snapshots) : NULL;
-    int err = p == NULL || entry == NULL || PyList_Append(structure, entry) || PyList_Append(info, hit) ||
-              PyList_Append(values, value) ||
+    int err = p == NULL || entry == NULL || append_growing(structure, entry) || append_growing(info, hit) ||
+              append_growing(values, value) ||
               (snapshots != NULL && (!PyDict_Check(snapshots) || PyDict_SetItem(snapshots, p, array))) ||
               PyList_Append(leaves, p);
     Py_XDECREF(entry);
@@ -203,19 +330,15 @@ static PyObject *new_leaf(PyObject *rec, PyObject *value, PyObject *array, PyObj
 }
 
 /* (op, *type_ids, *params.items()): the signature memo's key, as recording.py makes it. */
-static PyObject *signature_key(PyObject *op, PyObject *type_ids, PyObject *params)
+static PyObject *signature_key(PyObject *op, Operands *o, PyObject *params)
 {
-    Py_ssize_t n = PyList_GET_SIZE(type_ids), np_ = PyDict_GET_SIZE(params);
+    Py_ssize_t n = o->n, np_ = PyDict_GET_SIZE(params);
     PyObject *key = PyTuple_New(1 + n + np_);
     if (key == NULL)
         return NULL;
-    Py_INCREF(op);
-    PyTuple_SET_ITEM(key, 0, op);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *t = PyList_GET_ITEM(type_ids, i);
-        Py_INCREF(t);
-        PyTuple_SET_ITEM(key, 1 + i, t);
-    }
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(op));
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(key, 1 + i, Py_NewRef(o->type_ids[i]));
     Py_ssize_t pos = 0, j = 1 + n;
     PyObject *k, *v;
     while (PyDict_Next(params, &pos, &k, &v)) {
@@ -232,6 +355,119 @@ static PyObject *signature_key(PyObject *op, PyObject *type_ids, PyObject *param
         PyTuple_SET_ITEM(key, j++, item);
     }
     return key;
+}
+
+/* The signature memo's recent hits by (op, type ids, params), compared by identity, so that a
+ * hit skips the memo's key (a tuple of 1 + n + len(params) items, hashed and compared item by
+ * item: a quarter of record's instructions). Params that are not the same dict count as the
+ * same when their items are the same objects or equal exact ints (or tuples of them): what
+ * the memo's key compares with ==, so the cache answers what the memo would. Each entry holds
+ * references to what it compares by identity (op, type ids), so no address is reused while it
+ * is cached, and a copy of the params; it is emptied
+ * when the memo was cleared (its size fell), so that its signature ids stay the memo's. */
+#define SIG_CACHE_SIZE 256
+#define SIG_CACHE_OPERANDS 4
+static struct {
+    PyObject *op, *params, *hit;
+    Py_ssize_t n;
+    PyObject *type_ids[SIG_CACHE_OPERANDS];
+} sig_cache[SIG_CACHE_SIZE];
+static Py_ssize_t sig_memo_size;
+
+static void sig_cache_clear(void)
+{
+    for (int s = 0; s < SIG_CACHE_SIZE; s++) {
+        Py_CLEAR(sig_cache[s].op);
+        Py_CLEAR(sig_cache[s].params);
+        Py_CLEAR(sig_cache[s].hit);
+        for (Py_ssize_t i = 0; i < sig_cache[s].n; i++)
+            Py_CLEAR(sig_cache[s].type_ids[i]);
+        sig_cache[s].n = 0;
+    }
+}
+
+static size_t sig_cache_slot(PyObject *op, Operands *o, PyObject *params)
+{
+    size_t h = (size_t)op ^ (size_t)PyDict_GET_SIZE(params);
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        h = h * 1000003u ^ (size_t)o->type_ids[i];
+    h ^= h >> 17;
+    return (h >> 4) % SIG_CACHE_SIZE;
+}
+
+/* Whether a == b as the memo's key compares them, for what this cache accepts: the same
+ * object, or exact ints (or exact tuples of exact ints) that are equal. */
+static int same_param(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (PyLong_CheckExact(a) && PyLong_CheckExact(b))
+        return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    if (!PyTuple_CheckExact(a) || !PyTuple_CheckExact(b) || PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++) {
+        PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+        if (x != y && !(PyLong_CheckExact(x) && PyLong_CheckExact(y) && PyObject_RichCompareBool(x, y, Py_EQ) == 1))
+            return 0;
+    }
+    return 1;
+}
+
+static int same_params(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (PyDict_GET_SIZE(a) != PyDict_GET_SIZE(b))
+        return 0;
+    Py_ssize_t i = 0, j = 0;
+    PyObject *ka, *va, *kb, *vb;
+    while (PyDict_Next(a, &i, &ka, &va)) {
+        if (!PyDict_Next(b, &j, &kb, &vb) || ka != kb || !same_param(va, vb))
+            return 0;
+    }
+    return 1;
+}
+
+/* The cached memo entry for op on these operands with these params (a new reference), or NULL
+ * (no error) on a miss. */
+static PyObject *sig_cache_get(PyObject *op, Operands *o, PyObject *params)
+{
+    Py_ssize_t size = PyDict_GET_SIZE(signatures_memo);
+    if (size < sig_memo_size)
+        sig_cache_clear();
+    sig_memo_size = size;
+    if (o->n > SIG_CACHE_OPERANDS)
+        return NULL;
+    size_t s = sig_cache_slot(op, o, params);
+    if (sig_cache[s].op != op || sig_cache[s].n != o->n)
+        return NULL;
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        if (sig_cache[s].type_ids[i] != o->type_ids[i])
+            return NULL;
+    if (!same_params(sig_cache[s].params, params))
+        return NULL;
+    return Py_NewRef(sig_cache[s].hit);
+}
+
+/* Keep `hit`, the memo's entry for op on these operands with these params (with a signature id). */
+static void sig_cache_put(PyObject *op, Operands *o, PyObject *params, PyObject *hit)
+{
+    if (o->n > SIG_CACHE_OPERANDS)
+        return;
+    PyObject *copy = PyDict_Copy(params);  /* a caller's later write into its dict must not reach here */
+    if (copy == NULL) {
+        PyErr_Clear();  /* nothing cached: only slower */
+        return;
+    }
+    size_t s = sig_cache_slot(op, o, params);
+    Py_XSETREF(sig_cache[s].op, Py_NewRef(op));
+    Py_XSETREF(sig_cache[s].params, copy);
+    Py_XSETREF(sig_cache[s].hit, Py_NewRef(hit));
+    for (Py_ssize_t i = 0; i < sig_cache[s].n; i++)
+        Py_CLEAR(sig_cache[s].type_ids[i]);
+    for (Py_ssize_t i = 0; i < o->n; i++)
+        sig_cache[s].type_ids[i] = Py_NewRef(o->type_ids[i]);
+    sig_cache[s].n = o->n;
 }
 
 /* A new PendingTensor (deferred.py), with the slots its __init__ sets. */
@@ -517,8 +753,7 @@ static PyObject *variable_read(PyObject *rec, PyObject *var_of, PyObject *a, PyO
 /* Fill in inputs[i] and type_ids[i] for a Tensor constant already a leaf of this recording
  * (const_of: a constant used by an earlier op). Returns 1 when filled, 0 when Python must
  * make its leaf, -1 on error. */
-static int known_constant(PyObject *rec, PyObject *info, PyObject *a, PyObject *inputs, PyObject *type_ids,
-                          Py_ssize_t i)
+static int known_constant(PyObject *rec, PyObject *info, PyObject *a, Operands *o, Py_ssize_t i)
 {
     PyObject *const_of = SLOT(rec, off_const_of);
     if (const_of == NULL || !PyDict_Check(const_of))
@@ -527,14 +762,14 @@ static int known_constant(PyObject *rec, PyObject *info, PyObject *a, PyObject *
     if (p == NULL)
         return PyErr_Occurred() ? -1 : 0;
     Py_INCREF(p);
-    return set_input(info, inputs, type_ids, i, p) < 0 ? -1 : 1;
+    return set_input(info, o, i, p) < 0 ? -1 : 1;
 }
 
 /* Fill in inputs[i] and type_ids[i] for a Python float or int or a NumPy float64 operand
  * whose Literal the memo (recording._literals) holds, as recording.py's `_literal` would:
  * the key is (dtype, the value's 8 bytes). Returns 1 when filled, 0 when Python must do it,
  * -1 on error. */
-static int scalar_literal(PyObject *rec, PyObject *a, PyObject *inputs, PyObject *type_ids, Py_ssize_t i)
+static int scalar_literal(PyObject *rec, PyObject *a, Operands *o, Py_ssize_t i)
 {
     PyTypeObject *cls = Py_TYPE(a);
     char bytes[8];
@@ -571,10 +806,7 @@ static int scalar_literal(PyObject *rec, PyObject *a, PyObject *inputs, PyObject
     if (hit != NULL && PyTuple_Check(hit) && PyTuple_GET_SIZE(hit) == 2) {
         PyObject *tid = PyTuple_GET_ITEM(hit, 1);
         if (PyDict_SetItem(literals, key, PyTuple_GET_ITEM(hit, 0)) == 0) {
-            Py_INCREF(tid);
-            PyList_SetItem(type_ids, i, tid);
-            Py_INCREF(key);
-            PyList_SetItem(inputs, i, key);
+            operands_set(o, i, Py_NewRef(key), tid);
             filled = 1;
         } else {
             filled = -1;
@@ -597,6 +829,53 @@ static int array_ndim(PyObject *a)
     int nd = PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
     Py_DECREF(shape);
     return nd;
+}
+
+/* The positions of the results record_impl made last, by the result's address: an operand is
+ * most often a result recorded a few ops before, and var_of's lookup (an int made from its
+ * address, hashed, and compared with the key's int) was the largest cost of recording ADBench's
+ * LSTM left. An entry holds no reference: it is used only when the recording's `values` still
+ * holds that very object at that position (so it is alive, and the same object) and `info` says
+ * an op made it (an op's result is always in var_of at its position: rebind.py, which moves
+ * tensors between positions, replaces them in `values` too). A freed recording's entries are
+ * dropped (`forget`), so that none passes for one of a new recording made at its address. */
+#define RECENT_SIZE 1024
+static struct {
+    PyObject *obj, *rec;
+    Py_ssize_t position;
+} recent[RECENT_SIZE];
+
+static size_t recent_slot(PyObject *obj)
+{
+    return (size_t)((((size_t)obj >> 4) * 0x9E3779B97F4A7C15ull) >> 54) % RECENT_SIZE;
+}
+
+/* forget(recording): drop the entries of a recording being freed (Recording.__del__), before
+ * another can be made at its address, where an entry could otherwise pass for one of its own. */
+static PyObject *forget(PyObject *module, PyObject *rec)
+{
+    for (int s = 0; s < RECENT_SIZE; s++)
+        if (recent[s].rec == rec)
+            recent[s].obj = recent[s].rec = NULL;
+    Py_RETURN_NONE;
+}
+
+/* var_of.get(id(a)) for a Tensor operand of `rec`, as a new reference (NULL when absent; check
+ * PyErr_Occurred). */
+static PyObject *operand_position(PyObject *rec, PyObject *var_of, PyObject *a)
+{
+    size_t s = recent_slot(a);
+    if (recent[s].obj == a && recent[s].rec == rec) {
+        PyObject *values = SLOT(rec, off_values), *info = SLOT(rec, off_info);
+        Py_ssize_t p = recent[s].position;
+        if (values != NULL && info != NULL && PyList_Check(values) && PyList_Check(info) &&
+            p < PyList_GET_SIZE(values) && p < PyList_GET_SIZE(info) && PyList_GET_ITEM(values, p) == a) {
+            PyObject *entry = PyList_GET_ITEM(info, p);
+            if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 5)
+                return position_int(p);
+        }
+    }
+    return Py_XNewRef(position_of(var_of, a));
 }
 
 /* `hint`, when not NULL, is the caller's memo of this op's signature for a single operand: NULL
@@ -624,21 +903,21 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             return PyObject_CallFunctionObjArgs(py_record, rec, op, args, params, result, watch_reads, NULL);
     }
 
+    Operands o;
+    if (operands_init(&o, n) < 0)
+        return NULL;
     /* held: the Python called below (watching, constants, shape rules) must not free them */
     Py_INCREF(var_of);
     Py_INCREF(info);
-    PyObject *ret = NULL, *inputs = PyList_New(n), *type_ids = PyList_New(n);
+    PyObject *ret = NULL, *inputs = NULL, *type_ids = NULL;
     PyObject *hit = NULL, *entry = NULL, *position = NULL, *pending_args = NULL;
     int tracked = 0, reads_variable = 0, untracked = 0;
-    if (inputs == NULL || type_ids == NULL)
-        goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = items[i];
         PyTypeObject *cls = Py_TYPE(a);
         PyObject *p = NULL;  /* a new reference, or NULL: untracked */
         if (cls == pending_type) {
-            p = position_of(var_of, a);
-            Py_XINCREF(p);
+            p = operand_position(rec, var_of, a);
         } else if (cls == variable_type) {
             p = variable_read(rec, var_of, a, watch_reads);
             reads_variable = 1;
@@ -648,21 +927,16 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
                 Py_INCREF(ret);
                 goto done;
             }
-            p = position_of(var_of, a);
-            Py_XINCREF(p);
+            p = operand_position(rec, var_of, a);
         }
         if (p == NULL && PyErr_Occurred())
             goto done;
         if (p == NULL) {
             untracked = 1;
-            Py_INCREF(Py_None);
-            PyList_SET_ITEM(inputs, i, Py_None);
-            Py_INCREF(Py_None);
-            PyList_SET_ITEM(type_ids, i, Py_None);
             continue;
         }
         tracked = 1;
-        if (set_input(info, inputs, type_ids, i, p) < 0)
+        if (set_input(info, &o, i, p) < 0)
             goto done;
     }
     if (!tracked) {
@@ -675,15 +949,15 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
          * otherwise Python makes every constant, in operand order, as recording.py does. */
         int plain = 1;
         for (Py_ssize_t i = 0; i < n; i++) {
-            if (PyList_GET_ITEM(inputs, i) != Py_None)
+            if (o.inputs[i] != Py_None)
                 continue;
-            int filled = Py_IS_TYPE(items[i], tensor_type) ? known_constant(rec, info, items[i], inputs, type_ids, i)
-                                                           : scalar_literal(rec, items[i], inputs, type_ids, i);
+            int filled = Py_IS_TYPE(items[i], tensor_type) ? known_constant(rec, info, items[i], &o, i)
+                                                           : scalar_literal(rec, items[i], &o, i);
             if (filled < 0)
                 goto done;
         }
         for (Py_ssize_t i = 0; i < n && plain; i++) {
-            if (PyList_GET_ITEM(inputs, i) != Py_None)
+            if (o.inputs[i] != Py_None)
                 continue;
             int nd = array_ndim(items[i]);
             if (nd < -1)
@@ -691,10 +965,10 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             plain = nd > 0;
         }
         for (Py_ssize_t i = 0; i < n && plain; i++) {
-            if (PyList_GET_ITEM(inputs, i) != Py_None)
+            if (o.inputs[i] != Py_None)
                 continue;
             PyObject *p = new_leaf(rec, items[i], items[i], constant_kind);
-            if (p == NULL || set_input(info, inputs, type_ids, i, p) < 0)
+            if (p == NULL || set_input(info, &o, i, p) < 0)
                 goto done;
             PyObject *r = PyObject_CallFunctionObjArgs(py_hold, rec, items[i], op, NULL);
             if (r == NULL)
@@ -702,18 +976,22 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             Py_DECREF(r);
         }
         if (!plain) {
-            PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, op, args, inputs, type_ids, NULL);
-            if (r == NULL)
+            if (operands_lists(&o, &inputs, &type_ids) < 0)
                 goto done;
+            PyObject *r = PyObject_CallMethodObjArgs(rec, s_constants, op, args, inputs, type_ids, NULL);
+            if (r == NULL || operands_from_lists(&o, inputs, type_ids) < 0) {
+                Py_XDECREF(r);
+                goto done;
+            }
             Py_DECREF(r);
         }
     }
 
     /* The signature memo: (result type, type id, signature id, op, params). */
-    if (hint != NULL && *hint != NULL && n == 1 && PyList_GET_ITEM(type_ids, 0) == PyTuple_GET_ITEM(*hint, 0)) {
+    if (hint != NULL && *hint != NULL && n == 1 && o.type_ids[0] == PyTuple_GET_ITEM(*hint, 0)) {
         hit = Py_NewRef(PyTuple_GET_ITEM(*hint, 1));
-    } else {
-        PyObject *key = signature_key(op, type_ids, params);
+    } else if ((hit = sig_cache_get(op, &o, params)) == NULL) {
+        PyObject *key = signature_key(op, &o, params);
         if (key == NULL)
             goto done;
         hit = PyDict_GetItemWithError(signatures_memo, key);
@@ -727,8 +1005,10 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
                 PyErr_Clear();  /* an unhashable param: _signature says what the rule thinks of it */
             }
             PyObject *input_types = PyObject_GetAttr(rec, s_input_types);
-            if (input_types == NULL)
+            if (input_types == NULL || (inputs == NULL && operands_lists(&o, &inputs, &type_ids) < 0)) {
+                Py_XDECREF(input_types);
                 goto done;
+            }
             hit = PyObject_CallFunctionObjArgs(py_signature, op, input_types, inputs, type_ids, params, NULL);
             Py_DECREF(input_types);
             if (hit == NULL)
@@ -738,11 +1018,14 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             PyErr_SetString(PyExc_TypeError, "the signature memo's entry is not a 5-tuple");
             goto done;
         }
-        if (hint != NULL && n == 1 && PyTuple_GET_ITEM(hit, 2) != Py_None) {
-            PyObject *pair = PyTuple_Pack(2, PyList_GET_ITEM(type_ids, 0), hit);
-            if (pair == NULL)
-                goto done;
-            Py_XSETREF(*hint, pair);
+        if (PyTuple_GET_ITEM(hit, 2) != Py_None) {
+            sig_cache_put(op, &o, params, hit);
+            if (hint != NULL && n == 1) {
+                PyObject *pair = PyTuple_Pack(2, o.type_ids[0], hit);
+                if (pair == NULL)
+                    goto done;
+                Py_XSETREF(*hint, pair);
+            }
         }
     }
 
@@ -776,15 +1059,22 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     if (sig_id != Py_None) {
         entry = PyTuple_New(1 + n);
         if (entry != NULL) {
-            Py_INCREF(sig_id);
-            PyTuple_SET_ITEM(entry, 0, sig_id);
+            int ints = 1;
+            PyTuple_SET_ITEM(entry, 0, Py_NewRef(sig_id));
             for (Py_ssize_t i = 0; i < n; i++) {
-                PyObject *p = PyList_GET_ITEM(inputs, i);
-                Py_INCREF(p);
-                PyTuple_SET_ITEM(entry, 1 + i, p);
+                ints &= PyLong_CheckExact(o.inputs[i]);
+                PyTuple_SET_ITEM(entry, 1 + i, Py_NewRef(o.inputs[i]));
             }
+            /* ints refer to nothing: the collector need not walk the entry (it would untrack it
+             * itself, after walking it once) */
+            if (ints && PyLong_CheckExact(sig_id))
+                PyObject_GC_UnTrack(entry);
         }
     } else {
+        if (inputs == NULL && operands_lists(&o, &inputs, &type_ids) < 0) {
+            Py_DECREF(result);
+            goto done;
+        }
         entry = PyObject_CallMethodObjArgs(rec, s_structure_entry, op, params, inputs, hit, NULL);
     }
     /* read after the last Python this op calls (_structure_entry) */
@@ -794,18 +1084,23 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         Py_DECREF(result);
         goto done;
     }
-    position = PyLong_FromSsize_t(PyList_GET_SIZE(structure));
+    position = position_int(PyList_GET_SIZE(structure));
     PyObject *rid = PyLong_FromVoidPtr(result);
     int err = entry == NULL || position == NULL || rid == NULL || PyDict_SetItem(var_of, rid, position) ||
-              PyList_Append(structure, entry) || PyList_Append(info, hit) || PyList_Append(values, result);
+              append_growing(structure, entry) || append_growing(info, hit) || append_growing(values, result);
     Py_XDECREF(rid);
     if (err) {
         Py_DECREF(result);
         goto done;
     }
+    size_t slot = recent_slot(result);
+    recent[slot].obj = result;
+    recent[slot].rec = rec;
+    recent[slot].position = PyList_GET_SIZE(structure) - 1;
     ret = result;
 
 done:
+    operands_clear(&o);
     Py_DECREF(var_of);
     Py_DECREF(info);
     Py_XDECREF(inputs);
@@ -1025,6 +1320,20 @@ static int variable_reads_active(void)
     return active;
 }
 
+/* The answers of `deferrable` last read, by the op's address (an op's declared facts never
+ * change; the entry holds the op): every bind asks. Emptied with `deferrable` (setup_bind). */
+#define OP_CACHE_SIZE 64
+static struct {
+    PyObject *op;
+    int deferrable;
+} op_cache[OP_CACHE_SIZE];
+
+static void op_cache_clear(void)
+{
+    for (int s = 0; s < OP_CACHE_SIZE; s++)
+        Py_CLEAR(op_cache[s].op);
+}
+
 /* Whether bind may defer `op` now: deferral is on and eager_only(op) is false. -1 on error. */
 static int deferrable_now(PyObject *op)
 {
@@ -1035,9 +1344,15 @@ static int deferrable_now(PyObject *op)
     Py_DECREF(enabled);
     if (on <= 0)
         return on;
+    size_t slot = ((size_t)op >> 4) % OP_CACHE_SIZE;
+    if (op_cache[slot].op == op)
+        return op_cache[slot].deferrable;
     PyObject *known = PyDict_GetItemWithError(deferrable, op);
-    if (known != NULL)
+    if (known != NULL) {
+        Py_XSETREF(op_cache[slot].op, Py_NewRef(op));
+        op_cache[slot].deferrable = known == Py_True;
         return known == Py_True;
+    }
     if (PyErr_Occurred())
         return -1;
     PyObject *answer = PyObject_CallOneArg(eager_only, op);
@@ -1050,6 +1365,29 @@ static int deferrable_now(PyObject *op)
     return !eager;
 }
 
+/* GradientTape and the offsets of its `_tape` and `_watch_accessed_variables` slots, set by
+ * setup_tape (gradient_tape.py calls it): bind reads them on every op, and as attributes they
+ * were 200 instructions of each. NULL until then (and for other recorders): read as attributes. */
+static PyTypeObject *tape_type;
+static Py_ssize_t off_tape_recording, off_tape_watch;
+
+/* setup_tape(GradientTape): its slots, as slot_offset finds them (an error if they are none). */
+static PyObject *setup_tape(PyObject *module, PyObject *cls)
+{
+    Py_ssize_t rec_off, watch_off;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.setup_tape takes the GradientTape class");
+        return NULL;
+    }
+    if (slot_offset((PyTypeObject *)cls, "_tape", &rec_off) < 0 ||
+        slot_offset((PyTypeObject *)cls, "_watch_accessed_variables", &watch_off) < 0)
+        return NULL;
+    Py_XSETREF(tape_type, (PyTypeObject *)Py_NewRef(cls));
+    off_tape_recording = rec_off;
+    off_tape_watch = watch_off;
+    Py_RETURN_NONE;
+}
+
 /* The recording and watch flag of the single tape in `tapes` (the thread's tape list):
  * returns 1 with new references in *rec and *watch, 0 when there is not exactly one, -1 on error. */
 static int single_tape(PyObject *tapes, PyObject **rec, PyObject **watch)
@@ -1057,6 +1395,14 @@ static int single_tape(PyObject *tapes, PyObject **rec, PyObject **watch)
     if (PyList_GET_SIZE(tapes) != 1)
         return 0;
     PyObject *tape = PyList_GET_ITEM(tapes, 0);
+    if (tape_type != NULL && Py_IS_TYPE(tape, tape_type)) {  /* exactly a GradientTape: by offset */
+        PyObject *r = SLOT(tape, off_tape_recording), *w = SLOT(tape, off_tape_watch);
+        if (r != NULL && w != NULL) {
+            *rec = Py_NewRef(r);
+            *watch = Py_NewRef(w);
+            return 1;
+        }
+    }
     Py_INCREF(tape);
     *rec = PyObject_GetAttr(tape, s_tape);
     *watch = *rec == NULL ? NULL : PyObject_GetAttr(tape, s_watch);
@@ -1394,10 +1740,16 @@ fail:
 /* --- unread_roots: what a freed Recording leaves to rebind (recording.orphans) ---------------- */
 
 /* An open-addressing table from object address to a count, for unread_roots: Python dicts keyed
- * by id() cost more than the weak references they save. */
+ * by id() cost more than the weak references they save. A key and its count share a slot (one
+ * cache line to fetch per probe: the table of a long recording is megabytes). */
 typedef struct {
-    PyObject **keys;
-    Py_ssize_t *counts, mask;
+    PyObject *key;
+    Py_ssize_t count;
+} PointerCount;
+
+typedef struct {
+    PointerCount *slots;
+    Py_ssize_t mask;
 } PointerCounts;
 
 static int counts_init(PointerCounts *t, Py_ssize_t n)
@@ -1405,12 +1757,9 @@ static int counts_init(PointerCounts *t, Py_ssize_t n)
     Py_ssize_t size = 8;
     while (size < 2 * n + 2)
         size <<= 1;
-    t->keys = PyMem_Calloc(size, sizeof(PyObject *));
-    t->counts = PyMem_Calloc(size, sizeof(Py_ssize_t));
+    t->slots = PyMem_Calloc(size, sizeof(PointerCount));
     t->mask = size - 1;
-    if (t->keys == NULL || t->counts == NULL) {
-        PyMem_Free(t->keys);
-        PyMem_Free(t->counts);
+    if (t->slots == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -1418,13 +1767,13 @@ static int counts_init(PointerCounts *t, Py_ssize_t n)
 }
 
 /* The slot of `o`: its own, or the empty one it would take. */
-static Py_ssize_t counts_slot(const PointerCounts *t, PyObject *o)
+static PointerCount *counts_slot(const PointerCounts *t, PyObject *o)
 {
     size_t h = ((size_t)o >> 4) * 0x9E3779B97F4A7C15ull;
     Py_ssize_t i = (Py_ssize_t)(h ^ (h >> 29)) & t->mask;
-    while (t->keys[i] != NULL && t->keys[i] != o)
+    while (t->slots[i].key != NULL && t->slots[i].key != o)
         i = (i + 1) & t->mask;
-    return i;
+    return &t->slots[i];
 }
 
 static int is_unread(PyObject *v)
@@ -1440,7 +1789,25 @@ static int is_unread(PyObject *v)
  * freed with the recording. A loss kept after its tape is gone is then one weak reference, where
  * one per unread value cost 9% of recording ADBench's LSTM (bench/tape_recording.py). Counting a
  * reference that is not there would lose a root, so only list and tuple slots are counted; any
- * reference not counted makes a root, which is only one weak reference too many. */
+ * reference not counted makes a root, which is only one weak reference too many.
+ *
+ * The count of each unread value is kept in the value itself while this function runs, tagged
+ * (odd, so never an object's address) in its `_sym` slot, which is None for every PendingTensor:
+ * a table of counts by address took a cache miss per operand (8 ms for the 60,000 values of a
+ * 1,024-step LSTM). `values` is walked once, last first: a value's readers were recorded after it,
+ * so when it is reached their operands are counted, it is decided and its slot restored, and its
+ * own operands (most often recorded a few ops before it, so reached soon after, while still in the
+ * cache) are counted. A reference counted is always one that is there (each operands' container
+ * once), so a value decided before all were counted (an operand recorded after its reader: only
+ * rebind.py's snapshots) is at worst a root too many. Every slot tagged is restored: at its
+ * value's turn, or, when some tagged object was never reached (an operand that is not one of
+ * `values`), from the list of those tagged. Nothing between tagging and restoring runs Python
+ * code or the collector (which would walk the slot): the roots' list is made first, appending to
+ * it allocates no object, and the rest is PyMem memory. A value whose `_sym` is not None is a root. */
+#define TAGGED(count) ((PyObject *)(((uintptr_t)(count) << 1) | 1))
+#define IS_TAGGED(o) (((uintptr_t)(o)) & 1)
+#define TAG_COUNT(o) ((Py_ssize_t)((uintptr_t)(o) >> 1))
+
 static PyObject *unread_roots(PyObject *module, PyObject *values)
 {
     if (pending_type == NULL || !PyList_Check(values)) {
@@ -1448,54 +1815,76 @@ static PyObject *unread_roots(PyObject *module, PyObject *values)
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(values);
-    PointerCounts refs, containers;  /* unread value -> references counted; operands' containers seen */
-    if (counts_init(&refs, n) < 0)
+    PyObject *roots = PyList_New(0);
+    if (roots == NULL)
         return NULL;
-    if (counts_init(&containers, n) < 0) {
-        PyMem_Free(refs.keys);
-        PyMem_Free(refs.counts);
-        return NULL;
-    }
-    PyObject *roots = NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {  /* nothing below runs Python code: `values` stays as it is */
-        PyObject *v = PyList_GET_ITEM(values, i);
-        if (is_unread(v)) {
-            Py_ssize_t s = counts_slot(&refs, v);
-            refs.keys[s] = v;
-            refs.counts[s]++;
-        }
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
+    /* operands' containers counted, only those another object refers to as well (one that only
+     * its value refers to cannot be shared); the objects tagged, in order */
+    PointerCounts containers = {NULL, 0};
+    PyObject **tagged = NULL;
+    Py_ssize_t n_tagged = 0, capacity = 0, restored = 0;
+    int failed = 0;
+    /* nothing from here to the end runs Python code: `values` stays as it is */
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
         PyObject *v = PyList_GET_ITEM(values, i), *args;
-        if (!is_unread(v) || (args = SLOT(v, off_args)) == NULL || !(PyTuple_CheckExact(args) || PyList_CheckExact(args)))
-            continue;
-        Py_ssize_t c = counts_slot(&containers, args);
-        if (containers.keys[c] != NULL)
-            continue;  /* shared by another value: its items were counted */
-        containers.keys[c] = args;
-        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(args); k++) {
-            PyObject *a = PySequence_Fast_GET_ITEM(args, k);
-            Py_ssize_t s = counts_slot(&refs, a);
-            if (refs.keys[s] == a)
-                refs.counts[s]++;
-        }
-    }
-    roots = PyList_New(0);
-    for (Py_ssize_t i = 0; roots != NULL && i < n; i++) {
-        PyObject *v = PyList_GET_ITEM(values, i);
         if (!is_unread(v))
             continue;
-        Py_ssize_t s = counts_slot(&refs, v);
-        if (refs.counts[s] < 0)
-            continue;  /* listed already */
-        if (Py_REFCNT(v) > refs.counts[s] && PyList_Append(roots, v) < 0)
-            Py_CLEAR(roots);
-        refs.counts[s] = -1;
+        PyObject *sym = SLOT(v, off_sym);
+        Py_ssize_t counted = 0;  /* references counted: this slot of `values`, its readers' operands */
+        if (sym == Py_None) {
+            counted = 1;
+        } else if (sym != NULL && IS_TAGGED(sym)) {
+            counted = TAG_COUNT(sym) + 1;
+            SLOT(v, off_sym) = Py_None;  /* the slot's reference to None was never released */
+            restored++;
+        }
+        if (Py_REFCNT(v) > counted && !failed && PyList_Append(roots, v) < 0)
+            failed = 1;  /* go on restoring the slots */
+        args = SLOT(v, off_args);
+        if (failed || args == NULL || !(PyTuple_CheckExact(args) || PyList_CheckExact(args)))
+            continue;
+        if (Py_REFCNT(args) > 1) {
+            if (containers.slots == NULL && counts_init(&containers, n) < 0) {
+                failed = 1;
+                continue;
+            }
+            PointerCount *c = counts_slot(&containers, args);
+            if (c->key != NULL)
+                continue;  /* shared by another value: its items were counted */
+            c->key = args;
+        }
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(args); k++) {
+            PyObject *a = PySequence_Fast_GET_ITEM(args, k);
+            if (!is_unread(a) || (sym = SLOT(a, off_sym)) == NULL)
+                continue;
+            if (IS_TAGGED(sym)) {
+                SLOT(a, off_sym) = TAGGED(TAG_COUNT(sym) + 1);
+            } else if (sym == Py_None) {
+                if (n_tagged == capacity) {
+                    Py_ssize_t grown = capacity ? 2 * capacity : 1024;
+                    PyObject **more = PyMem_Realloc(tagged, grown * sizeof(PyObject *));
+                    if (more == NULL) {
+                        failed = 1;
+                        break;
+                    }
+                    tagged = more, capacity = grown;
+                }
+                tagged[n_tagged++] = a;
+                SLOT(a, off_sym) = TAGGED(1);
+            }
+        }
     }
-    PyMem_Free(refs.keys);
-    PyMem_Free(refs.counts);
-    PyMem_Free(containers.keys);
-    PyMem_Free(containers.counts);
+    if (restored != n_tagged)  /* some tagged operand was never reached as a value */
+        for (Py_ssize_t k = 0; k < n_tagged; k++)
+            if (IS_TAGGED(SLOT(tagged[k], off_sym)))
+                SLOT(tagged[k], off_sym) = Py_None;
+    PyMem_Free(tagged);
+    PyMem_Free(containers.slots);
+    if (failed) {
+        Py_CLEAR(roots);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+    }
     return roots;
 }
 
@@ -1531,6 +1920,7 @@ static PyObject *setup_bind(PyObject *module, PyObject *names)
         Py_XSETREF(*targets[i], given[i]);
     }
     Py_XSETREF(deferrable, fresh);
+    op_cache_clear();
     Py_RETURN_NONE;
 }
 
@@ -1737,6 +2127,58 @@ static PyObject *parse_index(PyObject *shape, PyObject *index)
     return entry;
 }
 
+/* The index memo's recent entries by the shape's items and the index's own objects, compared by
+ * identity (an int index, or a slice's start, stop and step: small ints are one object each), so
+ * that `gates[n:2 * n]` or `main[i]` in a loop skips the memo's key (two tuples made, hashed and
+ * compared: a fifth of getitem's own instructions). A miss takes the memo's path, which answers
+ * the same entry. Entries hold references to what they compare. */
+#define INDEX_CACHE_SIZE 64
+static struct {
+    PyObject *shape, *start, *stop, *step, *entry;
+} index_cache[INDEX_CACHE_SIZE];
+
+/* The objects an int index or a slice of exact ints and Nones is compared by (borrowed; an int
+ * index is its own start, with NULL stop and step): 1, or 0 for an index not cached. */
+static int index_parts(PyObject *index, PyObject **start, PyObject **stop, PyObject **step)
+{
+    if (PyLong_CheckExact(index)) {
+        *start = index, *stop = *step = NULL;
+        return 1;
+    }
+    if (!PySlice_Check(index))
+        return 0;
+    PySliceObject *sl = (PySliceObject *)index;
+    if ((sl->start != Py_None && !PyLong_CheckExact(sl->start)) || (sl->stop != Py_None && !PyLong_CheckExact(sl->stop)) ||
+        (sl->step != Py_None && !PyLong_CheckExact(sl->step)))
+        return 0;
+    *start = sl->start, *stop = sl->stop, *step = sl->step;
+    return 1;
+}
+
+static size_t index_cache_slot(PyObject *shape, PyObject *start, PyObject *stop, PyObject *step)
+{
+    size_t h = (size_t)PyTuple_GET_SIZE(shape);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++)
+        h = h * 1000003u ^ (size_t)PyTuple_GET_ITEM(shape, i);
+    h = (h * 1000003u ^ (size_t)start) * 1000003u ^ (size_t)stop;
+    h = h * 1000003u ^ (size_t)step;
+    h ^= h >> 17;
+    return (h >> 4) % INDEX_CACHE_SIZE;
+}
+
+/* Whether shapes a and b (exact tuples) have the same items, compared by identity. */
+static int same_items(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (PyTuple_GET_SIZE(a) != PyTuple_GET_SIZE(b))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); i++)
+        if (PyTuple_GET_ITEM(a, i) != PyTuple_GET_ITEM(b, i))
+            return 0;
+    return 1;
+}
+
 static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
 {
     if (argc != 2) {
@@ -1760,7 +2202,18 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
     }
     if (shape == NULL)
         return NULL;
-    PyObject *key = NULL, *entry = NULL, *y = NULL;
+    PyObject *key = NULL, *entry = NULL, *y = NULL, *start, *stop, *step;
+    size_t slot = 0;
+    int cached = PyTuple_CheckExact(shape) && index_parts(index, &start, &stop, &step);
+    if (cached) {
+        slot = index_cache_slot(shape, start, stop, step);
+        if (index_cache[slot].entry != NULL && index_cache[slot].start == start && index_cache[slot].stop == stop &&
+            index_cache[slot].step == step && same_items(index_cache[slot].shape, shape)) {
+            entry = Py_NewRef(index_cache[slot].entry);
+            y = index_binds(module, x, entry);
+            goto done;
+        }
+    }
     PyObject *ikey = PyTuple_CheckExact(shape) ? index_key(index) : NULL;
     if (ikey == NULL && PyErr_Occurred())
         goto done;
@@ -1786,6 +2239,13 @@ static PyObject *getitem(PyObject *module, PyObject *const *argv, Py_ssize_t arg
             if (PyDict_SetItem(index_memo, key, entry) < 0)
                 goto done;
         }
+    }
+    if (cached && key != NULL) {  /* an entry the memo keeps: cached by identity too */
+        Py_XSETREF(index_cache[slot].shape, Py_NewRef(shape));
+        Py_XSETREF(index_cache[slot].start, Py_XNewRef(start));
+        Py_XSETREF(index_cache[slot].stop, Py_XNewRef(stop));
+        Py_XSETREF(index_cache[slot].step, Py_XNewRef(step));
+        Py_XSETREF(index_cache[slot].entry, Py_NewRef(entry));
     }
     y = index_binds(module, x, entry);
 done:
@@ -2146,7 +2606,9 @@ static PyMethodDef methods[] = {
     {"unread_roots", unread_roots, METH_O,
      "unread_roots(values): the unread pending values of a freed Recording that something else holds."},
     {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
+    {"forget", forget, METH_O, "forget(recording): drop what record remembers of a recording being freed."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
+    {"setup_tape", setup_tape, METH_O, "setup_tape(GradientTape): the slots bind reads on a tape (gradient_tape.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},
     {NULL, NULL, 0, NULL},
 };

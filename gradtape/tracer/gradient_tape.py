@@ -19,6 +19,7 @@ from ..ir.ops.complex_parts import conj_p
 from . import tape_stack, tree
 from .backward import backward_for, cached_plan
 from .backward_jacobian import jacobian_for
+from .c_view import crecord
 from .dispatch import bind
 from .recording import Recording, in_creation_order
 from .recording import record as _record
@@ -59,6 +60,11 @@ class GradientTape:
         >>> tape.gradient(y, x).numpy()
         array(6.)
     """
+
+    # Slots, so that the C bind reads `_tape` and `_watch_accessed_variables` by offset on every op
+    # (_crecord.setup_tape, below); __dict__ keeps other attributes (and subclasses') possible.
+    __slots__ = ("_persistent", "_watch_accessed_variables", "_recording", "_tape", "_watched_after_use",
+                 "_paused", "_warned_inside", "_used", "__dict__", "__weakref__")
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self._persistent = bool(persistent)
@@ -718,3 +724,7 @@ def _tensorflow_convention(values) -> list:
 def _zeros_if_none(grad, source):
     """UnconnectedGradients.ZERO: as TF, zeros_like(source) (any dtype) for an unconnected source."""
     return Tensor(np.zeros(source.shape, source.dtype)) if grad is None else grad
+
+
+if crecord is not None:
+    crecord.setup_tape(GradientTape)

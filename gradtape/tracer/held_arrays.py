@@ -93,15 +93,26 @@ def fingerprint(a: np.ndarray) -> tuple:
 
 
 def _user_site():
-    """(file, line) of the innermost frame outside gradtape and NumPy: the user's line that
-    recorded the op (or watched the tensor); None when there is none."""
+    """(code, instruction offset) of the innermost frame outside gradtape and NumPy: where the
+    user's line that recorded the op (or watched the tensor) is (`_line`); None when there is
+    none. The line itself is found only for an error's message: reading `f_lineno` walks the
+    code's line table, and an LSTM step holds two data rows (1% of recording it)."""
     frame = sys._getframe(2)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_INTERNAL):
-            return filename, frame.f_lineno
+        code = frame.f_code
+        if not code.co_filename.startswith(_INTERNAL):
+            return code, frame.f_lasti
         frame = frame.f_back
     return None
+
+
+def _line(site) -> tuple:
+    """(file, line) of a `_user_site` answer, as the frame's `f_lineno` was then."""
+    code, offset = site
+    for start, end, line in code.co_lines():  # byte offsets, as f_lasti
+        if start <= offset < end:
+            return code.co_filename, line if line is not None else code.co_firstlineno
+    return code.co_filename, code.co_firstlineno
 
 
 def _modified(h: Held, reader) -> ArrayModifiedError:
@@ -113,7 +124,7 @@ def _modified(h: Held, reader) -> ArrayModifiedError:
     by = f"the tape first read for `{h.op.name}`" if h.op is not None else "the tape watched"
     where = ""
     if h.site is not None:
-        filename, lineno = h.site
+        filename, lineno = _line(h.site)
         line = linecache.getline(filename, lineno).strip()
         where = f" at {os.path.basename(filename)}:{lineno}" + (f" (`{line}`)" if line else "")
     return ArrayModifiedError(

@@ -192,6 +192,7 @@ class Recording:
         # must still find those that read t (rebind.py), so those that something else holds join
         # `orphans`, and rebind reaches the rest through their operands.
         try:
+            forget(self)
             orphans.add_all(unread_roots(self.values))
         except Exception:  # noqa: BLE001  (interpreter shutdown: module globals may be gone)
             pass
@@ -601,3 +602,6 @@ record = _accelerated()
 # holds (_crecord.unread_roots: one weak reference for a kept loss, not one per op); the others
 # are reached through their operands (unread_orphans).
 unread_roots = crecord.unread_roots if record is not Recording.record else all_unread
+# What a freed Recording tells the C recorder, which remembers the positions of its latest results
+# by address (_crecord.c, `recent`): nothing when recording in Python.
+forget = crecord.forget if record is not Recording.record else (lambda recording: None)

@@ -225,3 +225,32 @@ def test_abstract_getitem_declines_symbolic_sizes_and_other_indices():
     gt.make_ir(f, X)
     assert seen == [NotImplemented] * 3
     assert basic_index.abstract_getitem(gt.constant(X), 0) is NotImplemented  # concrete: not its case
+
+
+@pytest.mark.parametrize("impl", sorted(FAST))
+def test_one_index_object_on_shapes_that_differ_in_one_axis_or_past_small_ints(impl):
+    """The same int or slice object on arrays whose shapes differ in one length (or have lengths
+    past the ints Python keeps one object of): each indexed as NumPy indexes it, in a loop, as
+    C remembers recent indices by their objects."""
+    arrays = [np.arange(float(n * 3)).reshape(n, 3) for n in (4, 5, 300, 301, 4)]
+    arrays += [np.arange(float(3 * n)).reshape(3, n) for n in (300, 301)]
+    indices = [2, -1, slice(1, 3), slice(-2, None), slice(None, None, -1), slice(299, 301)]
+    for _ in range(3):
+        for a in arrays:
+            x = gt.constant(a)
+            for index in indices:
+                try:
+                    want = a[index]
+                except IndexError:
+                    continue
+                out = FAST[impl](x, index)
+                if out is NotImplemented:
+                    continue
+                np.testing.assert_array_equal(out.numpy(), want)
+                assert out.shape == want.shape
+                with gt.GradientTape() as tape:
+                    tape.watch(x)
+                    y = gt.sum(FAST[impl](x, index) * 2.0)
+                grad = np.zeros_like(a)
+                grad[index] = 2.0
+                np.testing.assert_array_equal(tape.gradient(y, x).numpy(), grad)

@@ -118,8 +118,26 @@ def custom(w, v):
     return [square(w) + v]
 
 
+def same_op_other_params(w, v):  # one op on one type with params that differ, alternating
+    m = gt.reshape(gt.concatenate([w, w, w[:2]]), (3, 4))
+    out = []
+    for axis in (0, 1, 0, (0, 1), 1, (0, 1), None):
+        out.append(gt.sum(m, axis=axis))
+    for shape in ((4, 3), (12,), (4, 3), (2, 6)):
+        out.append(gt.reshape(m, shape) * 2.0)
+    return out
+
+
+def long_chain(w, v):  # more results than C remembers: early ones found in var_of again
+    first = w * v
+    x = first
+    for _ in range(1500):
+        x = gt.sin(x)
+    return [x + first, x * w]
+
+
 PROGRAMS = [logreg, scalars, tensor_constants, mixed_constants, held_arrays, variables, explicit_watch, params,
-            subclass_operand, compiled_call, custom]
+            subclass_operand, compiled_call, custom, same_op_other_params, long_chain]
 
 
 @pytest.fixture
@@ -192,6 +210,38 @@ def test_c_and_python_record_the_same(program, watch_accessed, use):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_array_equal(a, b)
+
+
+def test_after_t_i_assigned_both_record_the_same_positions(use):
+    """t[i] = x moves t to the update's position (rebind.py): what C remembers of where t was
+    recorded must not outlive it."""
+    got = {}
+    for impl in ("python", "c"):
+        use(impl)
+        w = gt.constant(W0)
+        with gt.GradientTape() as tape:
+            tape.watch(w)
+            t = gt.sin(w) * w
+            before = t * 2.0
+            t[0] = 5.0
+            outputs = [before, t * 3.0, t + before]
+            loss = gt.sum(outputs[1] + outputs[2])
+        rec = tape._tape
+        got[impl] = (rec.structure, [rec.var_of.get(id(o)) for o in outputs], rec.var_of.get(id(t)))
+        got[impl + " values"] = [o.numpy() for o in outputs]
+        got[impl + " gradient"] = tape.gradient(loss, w).numpy()
+    assert got["c"] == got["python"]
+    t = np.sin(W0) * W0
+    before = t * 2.0
+    t[0] = 5.0
+    for impl in ("python", "c"):
+        np.testing.assert_allclose(got[impl + " values"][1], t * 3.0)
+        np.testing.assert_allclose(got[impl + " values"][2], t + before)
+    d = np.cos(W0) * W0 + np.sin(W0)  # d(sin(w) w)/dw; t's first element no longer depends on w
+    want = 3.0 * d + d + 2.0 * d
+    want[0] = 2.0 * d[0]
+    np.testing.assert_allclose(got["c gradient"], want)
+    np.testing.assert_array_equal(got["c gradient"], got["python gradient"])
 
 
 def test_literals_new_to_the_memo(use):
@@ -518,6 +568,38 @@ def test_a_freed_recording_leaves_to_orphans_only_the_unread_values_held_elsewhe
     kept[0].numpy()  # read, with every value it reads: none is unread now
     assert _crecord.unread_roots(rec.values) == []
     np.testing.assert_allclose(kept[0].numpy(), np.sin(2.0 * X[0]) ** 2 + 1.0)
+
+
+def _random_dag(seed, n_ops):
+    """A tape recording n_ops ops, each on one or two random earlier values (a DAG, as a
+    training step's); returns the values and the recording."""
+    r = np.random.default_rng(seed)
+    x = gt.constant(X[0])
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        made = [x]
+        for _ in range(n_ops):
+            a = made[r.integers(len(made))]
+            b = made[r.integers(len(made))]
+            made.append(gt.sin(a) if r.random() < 0.3 else a * b if r.random() < 0.5 else a + 1.0)
+    return made[1:], tape._tape
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_roots_a_freed_recording_leaves_are_exactly_the_unread_values_held_elsewhere(seed):
+    made, rec = _random_dag(seed, 300)
+    r = np.random.default_rng(100 + seed)
+    kept = [v for v in made if r.random() < 0.05]
+    if seed % 2:  # t[i] = v: the snapshot rebind.py makes shares the operands' container of t
+        kept[-1][0] = 5.0
+    del made  # only `kept` (and the recording) hold values now
+    roots = _crecord.unread_roots(rec.values)
+    assert sorted(map(id, roots)) == sorted(id(v) for v in kept if is_pending(v))
+    assert all(v._sym is None for v in rec.values if is_pending(v))  # the counts kept in the slot are gone
+    reached = {id(v) for v in recording.unread_orphans(roots)}
+    assert all(id(v) in reached for v in kept if is_pending(v))
+    again = _crecord.unread_roots(rec.values)  # the slots restored: the same answer again
+    assert sorted(map(id, again)) == sorted(map(id, roots))
 
 
 def test_ops_bound_without_keywords_share_one_params_dict_that_nothing_may_write():
