@@ -28,8 +28,16 @@ def full_like(x, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
         >>> gradtape.full_like(gradtape.constant([1.0, 2.0]), 7.0)
         Tensor([7., 7.], dtype=float64)
     """
+    _on_the_cpu("full_like", device)
     x = as_tensor(x)
     return full(x.shape if shape is None else shape, fill_value, x.dtype if dtype is None else dtype)
+
+
+def _on_the_cpu(name, device):
+    """NumPy's check of the `device` argument of its *_like functions: None or "cpu" only."""
+    if device is not None and device != "cpu":
+        raise ValueError(f'{name}: device={device!r} is not supported: gradtape computes on the CPU '
+                         '(device="cpu" or None)')
 
 
 def full(shape, fill_value, dtype=None):
@@ -92,6 +100,7 @@ def zeros_like(x, dtype=None, order="K", subok=True, shape=None, *, device=None)
         >>> gradtape.zeros_like(gradtape.constant([1.0, 2.0]))
         Tensor([0., 0.], dtype=float64)
     """
+    _on_the_cpu("zeros_like", device)
     return _filled_like(x, np.zeros, 0, dtype, shape)
 
 
@@ -105,6 +114,7 @@ def ones_like(x, dtype=None, order="K", subok=True, shape=None, *, device=None):
         >>> gradtape.ones_like(gradtape.constant([1, 2]))
         Tensor([1, 1], dtype=int64)
     """
+    _on_the_cpu("ones_like", device)
     return _filled_like(x, np.ones, 1, dtype, shape)
 
 

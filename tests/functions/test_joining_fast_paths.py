@@ -334,3 +334,13 @@ def test_variables_read_by_the_fast_paths_are_watched_as_by_the_general_path(joi
     np.testing.assert_array_equal(fast[1], join([M23, 2 * M23]))
     for g, a in zip(fast[2], (M23, 2 * M23)):
         np.testing.assert_allclose(g, 2 * a, rtol=1e-15)
+
+
+@pytest.mark.parametrize("name", sorted(FILLED) + ["np.full_like", "gradtape.full_like"])
+def test_filled_like_takes_only_the_cpu_as_its_device_as_numpy_does(name):
+    like = FILLED[name][0] if name in FILLED else (np.full_like if name.startswith("np") else gt.full_like)
+    args = () if name in FILLED else (2.0,)
+    x = gt.constant([1.0, 2.0])
+    np.testing.assert_array_equal(like(x, *args, device="cpu"), like(np.array([1.0, 2.0]), *args))
+    with pytest.raises(ValueError, match="device='cuda'"):
+        like(x, *args, device="cuda")
