@@ -93,7 +93,8 @@ static PyObject *rec_slot(PyObject *rec, Py_ssize_t off, const char *name, int l
     return v;
 }
 
-/* var_of.get(id(obj)) as a borrowed reference, NULL when absent (or on error: check PyErr_Occurred). */
+/* positions.get(id(obj)) for a dict keyed by id() (const_of) as a borrowed reference, NULL when absent
+ * (or on error: check PyErr_Occurred). */
 static PyObject *position_of(PyObject *var_of, PyObject *obj)
 {
     PyObject *key = PyLong_FromVoidPtr(obj);
@@ -261,6 +262,426 @@ static PyObject *position_int(Py_ssize_t p)
         if ((grown[n_shared_positions] = PyLong_FromSsize_t(n_shared_positions)) == NULL)
             return NULL;
     return Py_NewRef(shared_positions[p]);
+}
+
+/* --- IdPositions: Recording.var_of, id(tensor) -> position, keyed by address -------------------
+ *
+ * A dict keyed by id() made an int for every recorded result and hashed addresses, all multiples
+ * of 16, into a table whose initial slots are the hash's low bits: 1 in 16 of them took every
+ * first probe. Recording ADBench's LSTM (bench/tape_recording.py, 60,000 results) spent 7% of
+ * its time inserting there, and the ints and the table were a fifth of a recording's memory.
+ * This table holds (address, position) pairs in one array, open addressing with linear probing
+ * on a multiplicative hash of the address. In Python it is a mapping from int to int (get,
+ * [], in, pop, setdefault, items, len): what recording.py and rebind.py use of the dict it
+ * replaces (without the extension var_of is a dict). It holds no references: a key is only a
+ * number, as id() is. */
+typedef struct {
+    uintptr_t key;  /* 0: empty; 1: deleted (no object lives at address 0 or 1) */
+    Py_ssize_t position;
+} IdSlot;
+
+typedef struct {
+    PyObject_HEAD
+    IdSlot *slots;
+    size_t mask;      /* capacity - 1, the capacity a power of two */
+    Py_ssize_t used;  /* keys held */
+    size_t filled;    /* keys held and deleted slots */
+} IdPositions;
+
+#define ID_EMPTY ((uintptr_t)0)
+#define ID_DELETED ((uintptr_t)1)
+
+static PyTypeObject id_positions_type;
+
+static size_t id_hash(uintptr_t key)
+{
+    /* Fibonacci hashing: the product's high bits depend on every bit of the address */
+    return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+/* The slot holding `key`, or NULL. */
+static IdSlot *id_find(IdPositions *m, uintptr_t key)
+{
+    if (m->slots == NULL)
+        return NULL;
+    for (size_t i = id_hash(key) & m->mask;; i = (i + 1) & m->mask) {
+        IdSlot *s = &m->slots[i];
+        if (s->key == key)
+            return s;
+        if (s->key == ID_EMPTY)
+            return NULL;
+    }
+}
+
+/* The largest table of a freed IdPositions (`spare_capacity` slots), kept for the next table
+ * that grows as large: a long recording's table is megabytes, which the allocator hands back to
+ * the system when it is freed and takes again, page by page, one fault per page, in the next
+ * step's recording (bench/tape_recording.py: about 500 faults a step for ADBench's LSTM). */
+static IdSlot *spare_slots;
+static size_t spare_capacity;
+
+static IdSlot *id_slots_new(size_t capacity)
+{
+    if (spare_slots != NULL && capacity >= spare_capacity / 2 && capacity <= spare_capacity) {
+        IdSlot *slots = spare_slots;
+        spare_slots = NULL;
+        spare_capacity = 0;
+        memset(slots, 0, capacity * sizeof(IdSlot));
+        return slots;
+    }
+    IdSlot *slots = PyMem_Calloc(capacity, sizeof(IdSlot));
+    if (slots == NULL)
+        PyErr_NoMemory();
+    return slots;
+}
+
+/* Free a table of `capacity` slots, or keep it as the spare. */
+static void id_slots_free(IdSlot *slots, size_t capacity)
+{
+    if (slots != NULL && capacity >= 4096 && capacity > spare_capacity) {
+        PyMem_Free(spare_slots);
+        spare_slots = slots;
+        spare_capacity = capacity;
+        return;
+    }
+    PyMem_Free(slots);
+}
+
+/* Rebuild the table with room for `need` keys at most half full (deleted slots dropped). */
+static int id_resize(IdPositions *m, size_t need)
+{
+    size_t capacity = 16;
+    while (capacity < 2 * need)
+        capacity *= 2;
+    IdSlot *fresh = id_slots_new(capacity);
+    if (fresh == NULL)
+        return -1;
+    IdSlot *old = m->slots;
+    size_t old_capacity = old ? m->mask + 1 : 0;
+    m->slots = fresh;
+    m->mask = capacity - 1;
+    m->filled = (size_t)m->used;
+    for (size_t i = 0; i < old_capacity; i++) {
+        if (old[i].key == ID_EMPTY || old[i].key == ID_DELETED)
+            continue;
+        size_t j = id_hash(old[i].key) & m->mask;
+        while (fresh[j].key != ID_EMPTY)
+            j = (j + 1) & m->mask;
+        fresh[j] = old[i];
+    }
+    PyMem_Free(old);  /* (a growing table's old one: smaller than what it becomes) */
+    return 0;
+}
+
+/* m[key] = position */
+static int id_set(IdPositions *m, uintptr_t key, Py_ssize_t position)
+{
+    IdSlot *s = id_find(m, key);
+    if (s != NULL) {
+        s->position = position;
+        return 0;
+    }
+    /* at most 2/3 full, deleted slots counted (they lengthen probes as keys do) */
+    if (m->slots == NULL || 3 * (m->filled + 1) > 2 * (m->mask + 1)) {
+        if (id_resize(m, (size_t)m->used + 1) < 0)
+            return -1;
+    }
+    size_t i = id_hash(key) & m->mask;
+    IdSlot *first_deleted = NULL;
+    for (;; i = (i + 1) & m->mask) {
+        s = &m->slots[i];
+        if (s->key == ID_EMPTY)
+            break;
+        if (s->key == ID_DELETED && first_deleted == NULL)
+            first_deleted = s;
+    }
+    if (first_deleted != NULL)
+        s = first_deleted;
+    else
+        m->filled++;
+    s->key = key;
+    s->position = position;
+    m->used++;
+    return 0;
+}
+
+/* The key an int stands for (an address), or ID_EMPTY with an error set. A key no address
+ * can be (0, 1, negative, too large) is never held: it is reported as absent. */
+static int id_key(PyObject *k, uintptr_t *out)
+{
+    if (!PyLong_Check(k)) {
+        PyErr_Format(PyExc_TypeError, "IdPositions keys are ints (id()), not %.100s", Py_TYPE(k)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(k, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow > 0) {  /* above 2**63: an address only if it fits in 64 bits */
+        unsigned long long u = PyLong_AsUnsignedLongLong(k);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            *out = ID_EMPTY;
+            return 0;
+        }
+        *out = (uintptr_t)u;
+        return 0;
+    }
+    *out = overflow < 0 || v < 2 ? ID_EMPTY : (uintptr_t)v;
+    return 0;
+}
+
+static int id_position_arg(PyObject *v, Py_ssize_t *out)
+{
+    if (!PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "IdPositions values are positions (ints), not %.100s", Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    Py_ssize_t p = PyLong_AsSsize_t(v);
+    if (p == -1 && PyErr_Occurred())
+        return -1;
+    if (p < 0) {
+        PyErr_SetString(PyExc_ValueError, "IdPositions values are positions: not negative");
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+/* The position of key `k` (an int) as a new reference; NULL when absent (no error) or on error. */
+static PyObject *id_lookup_int(IdPositions *m, PyObject *k)
+{
+    uintptr_t key;
+    if (id_key(k, &key) < 0)
+        return NULL;
+    IdSlot *s = key == ID_EMPTY ? NULL : id_find(m, key);
+    return s == NULL ? NULL : position_int(s->position);
+}
+
+static PyObject *id_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    if (PyTuple_GET_SIZE(args) != 0 || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)) {
+        PyErr_SetString(PyExc_TypeError, "IdPositions() takes no arguments");
+        return NULL;
+    }
+    IdPositions *m = (IdPositions *)type->tp_alloc(type, 0);
+    if (m != NULL) {
+        m->slots = NULL;
+        m->mask = 0;
+        m->used = 0;
+        m->filled = 0;
+    }
+    return (PyObject *)m;
+}
+
+static void id_dealloc(IdPositions *m)
+{
+    id_slots_free(m->slots, m->slots ? m->mask + 1 : 0);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static Py_ssize_t id_len(IdPositions *m) { return m->used; }
+
+static PyObject *id_getitem(IdPositions *m, PyObject *k)
+{
+    PyObject *p = id_lookup_int(m, k);
+    if (p == NULL && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_KeyError, k);
+    return p;
+}
+
+/* Remove `key`; 1 when it was there, 0 when not. */
+static int id_remove(IdPositions *m, uintptr_t key, Py_ssize_t *position)
+{
+    IdSlot *s = key == ID_EMPTY ? NULL : id_find(m, key);
+    if (s == NULL)
+        return 0;
+    *position = s->position;
+    s->key = ID_DELETED;
+    m->used--;
+    return 1;
+}
+
+static int id_ass_subscript(IdPositions *m, PyObject *k, PyObject *v)
+{
+    uintptr_t key;
+    if (id_key(k, &key) < 0)
+        return -1;
+    if (v == NULL) {
+        Py_ssize_t was;
+        if (!id_remove(m, key, &was)) {
+            PyErr_SetObject(PyExc_KeyError, k);
+            return -1;
+        }
+        return 0;
+    }
+    Py_ssize_t p;
+    if (id_position_arg(v, &p) < 0)
+        return -1;
+    if (key == ID_EMPTY) {
+        PyErr_SetString(PyExc_ValueError, "IdPositions keys are addresses (id()): not 0, 1 or negative");
+        return -1;
+    }
+    return id_set(m, key, p);
+}
+
+static int id_contains(IdPositions *m, PyObject *k)
+{
+    PyObject *p = id_lookup_int(m, k);
+    if (p == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    Py_DECREF(p);
+    return 1;
+}
+
+static PyObject *id_get(IdPositions *m, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc < 1 || argc > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
+        return NULL;
+    }
+    PyObject *p = id_lookup_int(m, argv[0]);
+    if (p == NULL && !PyErr_Occurred())
+        p = Py_NewRef(argc == 2 ? argv[1] : Py_None);
+    return p;
+}
+
+static PyObject *id_pop(IdPositions *m, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc < 1 || argc > 2) {
+        PyErr_SetString(PyExc_TypeError, "pop(key[, default])");
+        return NULL;
+    }
+    uintptr_t key;
+    Py_ssize_t was;
+    if (id_key(argv[0], &key) < 0)
+        return NULL;
+    if (id_remove(m, key, &was))
+        return position_int(was);
+    if (argc == 2)
+        return Py_NewRef(argv[1]);
+    PyErr_SetObject(PyExc_KeyError, argv[0]);
+    return NULL;
+}
+
+static PyObject *id_setdefault(IdPositions *m, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "setdefault(key, position)");
+        return NULL;
+    }
+    PyObject *p = id_lookup_int(m, argv[0]);
+    if (p != NULL || PyErr_Occurred())
+        return p;
+    if (id_ass_subscript(m, argv[0], argv[1]) < 0)
+        return NULL;
+    return Py_NewRef(argv[1]);
+}
+
+static PyObject *id_items(IdPositions *m, PyObject *unused)
+{
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out != NULL && m->slots != NULL && i <= m->mask; i++) {
+        IdSlot *s = &m->slots[i];
+        if (s->key == ID_EMPTY || s->key == ID_DELETED)
+            continue;
+        PyObject *k = PyLong_FromVoidPtr((void *)s->key), *p = position_int(s->position);
+        PyObject *pair = k && p ? PyTuple_Pack(2, k, p) : NULL;
+        Py_XDECREF(k);
+        Py_XDECREF(p);
+        if (pair == NULL || PyList_Append(out, pair) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(pair);
+    }
+    return out;
+}
+
+static PyObject *id_iter(IdPositions *m)
+{
+    PyObject *items = id_items(m, NULL);
+    if (items == NULL)
+        return NULL;
+    PyObject *keys = PyList_New(PyList_GET_SIZE(items));
+    for (Py_ssize_t i = 0; keys != NULL && i < PyList_GET_SIZE(items); i++)
+        PyList_SET_ITEM(keys, i, Py_NewRef(PyTuple_GET_ITEM(PyList_GET_ITEM(items, i), 0)));
+    Py_DECREF(items);
+    if (keys == NULL)
+        return NULL;
+    PyObject *it = PyObject_GetIter(keys);
+    Py_DECREF(keys);
+    return it;
+}
+
+static PyObject *id_repr(IdPositions *m)
+{
+    return PyUnicode_FromFormat("<IdPositions of %zd tensors>", m->used);
+}
+
+static PyMappingMethods id_as_mapping = {
+    .mp_length = (lenfunc)id_len,
+    .mp_subscript = (binaryfunc)id_getitem,
+    .mp_ass_subscript = (objobjargproc)id_ass_subscript,
+};
+
+static PySequenceMethods id_as_sequence = {
+    .sq_contains = (objobjproc)id_contains,
+};
+
+static PyMethodDef id_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))id_get, METH_FASTCALL, "get(key, default=None): the position of id `key`."},
+    {"pop", (PyCFunction)(void (*)(void))id_pop, METH_FASTCALL, "pop(key[, default]): remove id `key`, return its position."},
+    {"setdefault", (PyCFunction)(void (*)(void))id_setdefault, METH_FASTCALL,
+     "setdefault(key, position): the position of id `key`, set to `position` when absent."},
+    {"items", (PyCFunction)id_items, METH_NOARGS, "items(): a list of (id, position) pairs, in no order."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject id_positions_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gradtape.tracer._crecord.IdPositions",
+    .tp_basicsize = sizeof(IdPositions),
+    .tp_dealloc = (destructor)id_dealloc,
+    .tp_repr = (reprfunc)id_repr,
+    .tp_as_sequence = &id_as_sequence,
+    .tp_as_mapping = &id_as_mapping,
+    .tp_iter = (getiterfunc)id_iter,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "IdPositions(): id(tensor) -> position, Recording.var_of (a dict keyed by address, in C).",
+    .tp_methods = id_methods,
+    .tp_new = id_new,
+};
+
+/* var_of.get(id(obj)) as a new reference: NULL when absent (no error) or on error. var_of is an
+ * IdPositions, or a dict (a Recording made while the extension was not set up). */
+static PyObject *var_position(PyObject *var_of, PyObject *obj)
+{
+    if (Py_IS_TYPE(var_of, &id_positions_type)) {
+        IdSlot *s = id_find((IdPositions *)var_of, (uintptr_t)obj);
+        return s == NULL ? NULL : position_int(s->position);
+    }
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL)
+        return NULL;
+    PyObject *p = PyDict_GetItemWithError(var_of, key);
+    Py_DECREF(key);
+    return Py_XNewRef(p);
+}
+
+/* var_of[id(obj)] = position */
+static int var_set(PyObject *var_of, PyObject *obj, PyObject *position)
+{
+    if (Py_IS_TYPE(var_of, &id_positions_type)) {
+        Py_ssize_t p;
+        if (id_position_arg(position, &p) < 0)
+            return -1;
+        return id_set((IdPositions *)var_of, (uintptr_t)obj, p);
+    }
+    PyObject *key = PyLong_FromVoidPtr(obj);
+    if (key == NULL)
+        return -1;
+    int err = PyDict_SetItem(var_of, key, position);
+    Py_DECREF(key);
+    return err;
 }
 
 /* obj.shape and obj.dtype as new references in *shape and *dtype; -1 on error (neither set). */
@@ -648,20 +1069,19 @@ static PyObject *held_operands(PyObject *held, PyObject *args)
  * assigned since): a new reference; NULL with no error set when it is not; NULL with an error. */
 static PyObject *variable_position(PyObject *rec, PyObject *var_of, PyObject *a)
 {
-    PyObject *key = PyLong_FromVoidPtr(a);
-    if (key == NULL)
+    PyObject *p = var_position(var_of, a);
+    if (p == NULL)
         return NULL;
-    PyObject *p = PyDict_GetItemWithError(var_of, key), *versions = SLOT(rec, off_versions);
+    PyObject *key = PyLong_FromVoidPtr(a), *versions = SLOT(rec, off_versions);
     PyObject *seen = NULL, *version = SLOT(a, off_version);
-    if (p != NULL && versions != NULL && PyDict_Check(versions) && version != NULL)
+    if (key != NULL && versions != NULL && PyDict_Check(versions) && version != NULL)
         seen = PyDict_GetItemWithError(versions, key);
-    Py_DECREF(key);
-    if (seen == NULL)
-        return NULL;
-    int same = PyObject_RichCompareBool(seen, version, Py_EQ);
-    if (same != 1)
-        return NULL;  /* -1: the comparison's error is set */
-    Py_INCREF(p);
+    Py_XDECREF(key);
+    int same = seen == NULL ? 0 : PyObject_RichCompareBool(seen, version, Py_EQ);
+    if (same != 1) {
+        Py_DECREF(p);
+        return NULL;  /* -1: the comparison's error is set; also when key failed */
+    }
     return p;
 }
 
@@ -683,7 +1103,7 @@ static PyObject *watch_variable(PyObject *rec, PyObject *var_of, PyObject *v, Py
         PyErr_Clear();
     }
     PyObject *p = new_leaf(rec, v, array, variable_kind);
-    if (p == NULL || PyDict_SetItem(var_of, key, p) < 0)
+    if (p == NULL || var_set(var_of, v, p) < 0)
         goto fail;
     PyObject *reads = PyDict_GetItemWithError(sources, key);
     if (reads != NULL) {
@@ -875,7 +1295,7 @@ static PyObject *operand_position(PyObject *rec, PyObject *var_of, PyObject *a)
                 return position_int(p);
         }
     }
-    return Py_XNewRef(position_of(var_of, a));
+    return var_position(var_of, a);
 }
 
 /* `hint`, when not NULL, is the caller's memo of this op's signature for a single operand: NULL
@@ -889,7 +1309,8 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
     PyObject *info = rec_slot(rec, off_info, "info", 1);
     if (var_of == NULL || info == NULL)
         return NULL;
-    if (!PyDict_Check(var_of) || !PyList_Check(info) || !PyDict_Check(params)) {
+    if (!(Py_IS_TYPE(var_of, &id_positions_type) || PyDict_Check(var_of)) || !PyList_Check(info) ||
+        !PyDict_Check(params)) {
         PyErr_SetString(PyExc_TypeError, "_crecord.record: unexpected recording state");
         return NULL;
     }
@@ -1085,10 +1506,8 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
         goto done;
     }
     position = position_int(PyList_GET_SIZE(structure));
-    PyObject *rid = PyLong_FromVoidPtr(result);
-    int err = entry == NULL || position == NULL || rid == NULL || PyDict_SetItem(var_of, rid, position) ||
+    int err = entry == NULL || position == NULL || var_set(var_of, result, position) ||
               append_growing(structure, entry) || append_growing(info, hit) || append_growing(values, result);
-    Py_XDECREF(rid);
     if (err) {
         Py_DECREF(result);
         goto done;
@@ -2649,5 +3068,10 @@ PyMODINIT_FUNC PyInit__crecord(void)
     if (!s_constants || !s_input_types || !s_structure_entry || !s_shape || !s_dtype || !s_tapes ||
         !s_enabled || !s_tape || !s_watch || !s_record || !s_kind || !s_variable_reads)
         return NULL;
-    return PyModule_Create(&module_def);
+    if (PyType_Ready(&id_positions_type) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module != NULL && PyModule_AddObjectRef(module, "IdPositions", (PyObject *)&id_positions_type) < 0)
+        Py_CLEAR(module);
+    return module;
 }

@@ -32,6 +32,11 @@ if crecord is None and not pure_python:
         "installed without a C compiler: tapes record in pure Python, slower. Reinstall with a C "
         "compiler to get it, or set GRADTAPE_PURE_PYTHON=1 to choose pure Python and silence this.")
 
+# Recording.var_of's class: the extension's id -> position table keyed by address (no int made per
+# recorded result, no hash of addresses clustered on multiples of 16), else a dict. Python uses the
+# mapping API the two share: get, [], in, pop, setdefault, items, len.
+id_positions = crecord.IdPositions if crecord is not None and not pure_python else dict
+
 # class name -> {slot: (what it must hold, as a type or None for any object; what C does with it)}.
 SLOTS = {
     "Tensor": {
@@ -51,7 +56,7 @@ SLOTS = {
         "_forced": (None, "None until computed: set to None"),
     },
     "Recording": {
-        "var_of": (dict, "id(tensor) -> position: looked up and extended"),
+        "var_of": (id_positions, "id(tensor) -> position: looked up and extended"),
         "info": (list, "per position (type, type id, ...): indexed and appended"),
         "structure": (list, "appended"),
         "values": (list, "appended"),

@@ -39,7 +39,7 @@ from .. import ir
 from ..gc_pause import gc_paused
 from ..ir.op import Op, shape_rules
 from ..ir.ops.call import call_p
-from .c_view import crecord, pure_python, slot_table
+from .c_view import crecord, id_positions, pure_python, slot_table
 from .custom_gradient_op import custom_gradient_p
 from .deferred import PendingTensor
 from .function_key import function_key
@@ -162,7 +162,9 @@ class Recording:
         # deferred op), or the array itself for an array operand. It keeps every
         # tensor whose id() keys var_of, const_of or sources alive.
         self.values = []
-        self.var_of = {}  # id(tensor) -> position, for watched tensors and results of recorded ops
+        # id(tensor) -> position, for watched tensors and results of recorded ops (a dict, or the
+        # extension's table keyed by address: c_view.id_positions)
+        self.var_of = id_positions()
         # id(tensor) -> position, for unwatched inputs of recorded ops. Kept apart
         # from var_of so that a constant does not become "tracked" (and make
         # later ops on constants alone recorded) just by meeting a watched tensor.
