@@ -43,7 +43,11 @@ same bits (math_libmvec.py). A loop that keeps such calls is not unrolled
 (`llvm.loop.unroll.disable`) for the same reason: LLVM unrolled the scalar
 remainder of a 6-iteration loop vectorized 4 at a time into two calls, and
 SLP aborted on them (fuzz seed 6748); with unrolling off, the vectorizer
-folds the remainder into a masked vector call instead.
+folds the remainder into a masked vector call instead. Which loops keep
+their calls' mapping depends on the target's width: on AVX-512 (8 doubles)
+that 6-iteration loop is shorter than the only vector function and loses it,
+so it gets no hint and may be unrolled into plain calls, which SLP leaves
+alone.
 
 Only loops of one basic block that branch back to themselves are hinted
 (the innermost loops codegen emits for elementwise work); a loop whose
