@@ -14,7 +14,7 @@ import pytest
 
 import gradtape as gt
 from gradtape import codegen, runtime
-from gradtape.codegen import blas
+from gradtape.codegen import blas, parallel_blas
 from gradtape.codegen.dynamic import lower_dynamic
 from gradtape.codegen.dynamic_generalize import generalize
 from gradtape.codegen.parallel import BLAS_SERIAL_ENTER, PARALLEL_FOR
@@ -178,6 +178,33 @@ def test_a_dynamic_version_splits_its_products_with_the_specialized_bits(f, shap
         for threads in (1, 2, 3):
             parallel.configure(threads=threads, min_elements=0)
             for g, h in zip(dynamic(x, w), want):
+                assert np.array_equal(g, h), f"n={n}, {threads} threads"
+    assert dynamic.cache_info().compiles == 2
+
+
+def _narrow(x, y):
+    return gt.sum(gt.tanh(x.T @ y))  # (300, N) @ (N, 2), and (300, 2) @ (2, N) in its gradient
+
+
+def test_a_dynamic_version_counts_rows_per_unit_from_n_as_the_specialized_version_does():
+    # A row of these products is few multiply-adds when k (or n) is N, so a specialized version's
+    # unit takes several blocks of 64 rows, fewer as N grows: below N=1024 the product is left
+    # whole, then two units of 128 rows, from N=2048 four of 64. The dynamic version computes
+    # that count from N when it runs. It used to take 64 rows per unit whenever the count held N:
+    # other calls, which round differently wherever a block of rows does not round as the whole
+    # product does (OpenBLAS's AVX-512 kernels), so the bits depended on which version ran.
+    blocks = {n: len(parallel_blas.row_blocks(300, 2, n)) for n in (1023, 1024, 2047, 2048)}
+    assert blocks == {1023: 1, 1024: 2, 2047: 2, 2048: 4}
+    rng = np.random.default_rng(7)
+    dynamic = gt.grad(_narrow, argnums=(0, 1))
+    for n in (500, 600):  # the second size makes the dynamic version
+        dynamic(rng.standard_normal((n, 300)), rng.standard_normal((n, 2)))
+    for n in (700, 1023, 1024, 1300, 2048, 2500):
+        x, y = rng.standard_normal((n, 300)), rng.standard_normal((n, 2))
+        want = gt.grad(_narrow, argnums=(0, 1), dynamic=False)(x, y)
+        for threads in (1, 2):
+            parallel.configure(threads=threads, min_elements=0)
+            for g, h in zip(dynamic(x, y), want):
                 assert np.array_equal(g, h), f"n={n}, {threads} threads"
     assert dynamic.cache_info().compiles == 2
 
