@@ -86,15 +86,26 @@ def test_one_large_product_splits_by_rows_and_keeps_its_bits(m, transposed):
     assert PARALLEL_FOR in _lowered(f, a, b)
 
 
-def test_blas_runs_on_one_thread_inside_and_its_count_is_restored():
-    # OpenBLAS's two-thread dgemm rounds differently from its one-thread dgemm at this shape, so
-    # the bits show which one ran: the one-thread call, whatever the count outside.
+@pytest.mark.parametrize("m, calls", [(100, 1), (605, 9)], ids=["whole", "blocks_of_rows"])
+def test_blas_runs_on_one_thread_inside_and_its_count_is_restored(m, calls):
+    # The bits are those of one-thread gemm calls on the product's blocks of rows (row_blocks: the
+    # whole product below two units), and NumPy's a[r0:r1] @ b makes the same cblas_dgemm call.
+    # OpenBLAS's two-thread dgemm rounds differently at this shape, so the bits show which one ran:
+    # the one-thread calls, whatever the count outside. Blocks, not the whole product: a block of
+    # rows need not round as those rows of the whole product do (with OpenBLAS's AVX-512 kernels it
+    # does not), so NumPy's one-thread a @ b can differ from the split product in the last bits.
     rng = np.random.default_rng(3)
-    a, b = rng.standard_normal((605, 558)), rng.standard_normal((558, 522))
+    a, b = rng.standard_normal((m, 558)), rng.standard_normal((558, 522))
+    blocks = parallel_blas.row_blocks(m, 522, 558)
+    assert len(blocks) == calls
+
+    def numpy_calls():
+        return np.concatenate([a[r0:r0 + rows] @ b for r0, rows in blocks])
+
     _set_blas_threads(1)
-    one_thread = a @ b
+    one_thread = numpy_calls()
     _set_blas_threads(2)
-    if np.array_equal(one_thread, a @ b):
+    if np.array_equal(one_thread, numpy_calls()):
         pytest.skip("this OpenBLAS rounds alike on one and two threads here")
     cf = _native(lambda a, b: a @ b, a, b)
     for threads in (1, 2):
