@@ -18,13 +18,20 @@ threads (the pool's: GRADTAPE_THREADS) and its back-off on a crowded
 machine, instead of OpenBLAS's threads and the pool's each taking every
 core (bench/thread_budget.py). Units are fixed here, never by the thread
 count: every unit makes the same one-thread BLAS calls whoever runs it, so
-results are bit-identical for any number of threads. OpenBLAS's one-thread
-gemm gives a block of rows that starts at a multiple of 64 and ends at one
-or at the product's end the same bits as the whole product (other blocks
-meet its edge kernels elsewhere and may round differently), and its
-threaded gemm does not: hence one thread, and blocks of that form. A
-dynamic version splits the same way, its count of units computed when the
-code runs when it holds N, so its bits are the specialized version's.
+results are bit-identical for any number of threads (OpenBLAS's threaded
+gemm rounds differently from its one-thread gemm: hence one thread).
+
+The bits are those of the calls `row_blocks` lists, and of no other split:
+a block of rows need not give the bits of the same rows of the whole
+product. With OpenBLAS's Haswell kernels (AVX2 CPUs) blocks that start at
+a multiple of 64 happen to; its SkylakeX kernels (AVX-512 CPUs) walk C's
+rows in groups of 12 counted from each call's first row (a group of
+another width sums C's last columns in another order), and calls of at
+most 100^3 multiply-adds take another kernel altogether, so there a block
+rounds differently from the same rows of the whole product. So the blocks are a function of the sizes
+alone: a dynamic version, which holds N where a specialized version holds a
+number, computes the same blocks when it runs (rows per unit too, when n or
+k holds N), and so gets the specialized version's bits for every N.
 """
 from __future__ import annotations
 
@@ -41,7 +48,9 @@ from .steps import Step
 # unit's work is UNIT_ELEMENTS of those, and the pool's threshold compares the same measure.
 MULADDS_PER_ELEMENT = 16
 UNIT_MULADDS = UNIT_ELEMENTS * MULADDS_PER_ELEMENT
-ROW_ALIGN = 64  # a block of C's rows starts at a multiple of this (see the module docstring)
+# A block of C's rows starts at a multiple of this: whole tiles of the kernels, no sliver of a unit
+# (the bits rely on the blocks being row_blocks', not on this number; see the module docstring).
+ROW_ALIGN = 64
 # Work per call at or below which OpenBLAS 0.3 uses one thread whatever its count (interface/gemm.c:
 # m*n*k <= 65536 * GEMM_MULTITHREAD_THRESHOLD (4); interface/gemv.c: m*n < 2304 * 4).
 OPENBLAS_ONE_THREAD = {Gemm: 65536 * 4, Gemv: 2304 * 4 - 1}
@@ -51,8 +60,8 @@ OPENBLAS_ONE_THREAD[ComplexGemm] = 0  # its threshold is not checked here: alway
 def split_blas(ctx, step):
     """`step` wrapped in SerialBlas (and split when large), or None when it is not a BLAS step
     or one OpenBLAS runs on one thread anyway. In a dynamic version a size holding the run-time
-    N is taken to be large (as contract.py does), and a count of units that holds N is computed
-    when the code runs."""
+    N is taken to be large (as contract.py does), and a count of units, or of rows per unit,
+    that holds N is computed when the code runs, as a specialized version computes it."""
     if not isinstance(step, (Gemm, Gemv)):  # ComplexGemm is a Gemm
         return None
     split = _batch_split(step) or _row_split(step)
@@ -92,10 +101,36 @@ def _batch_split(step):
 
 
 def _row_split(step):
-    if type(step) is not Gemm or step.batch or not at_least(step.m, 2 * ROW_ALIGN):  # not a ComplexGemm
+    if type(step) is not Gemm or step.batch:  # not a ComplexGemm
         return None
-    split = _Rows(step, ROW_ALIGN * _per_unit(ROW_ALIGN * step.n * step.k))
+    split = _Rows(step)
+    # Units counted when the code runs: max(1, m // rows) there, so one unit (a whole call)
+    # wherever a specialized version's count is below 2 and it leaves the product whole.
     return split if split.units is None or split.units >= 2 else None
+
+
+def rows_per_unit(n: int, k: int) -> int:
+    """Rows of C per unit of a split m x k by k x n product: a multiple of ROW_ALIGN, about
+    UNIT_MULADDS multiply-adds (_Rows computes the same from run-time sizes)."""
+    return ROW_ALIGN * _per_unit(ROW_ALIGN * n * k)
+
+
+def row_blocks(m: int, n: int, k: int) -> list:
+    """(first row, count) of C's rows of each one-thread gemm call that a product of an m x k
+    and a k x n matrix (no batch) makes, in order: the whole product when it has fewer than two
+    units. The result's bits are those of these calls, for any number of threads.
+
+    Example:
+        >>> row_blocks(605, 522, 558)
+        [(0, 64), (64, 64), (128, 64), (192, 64), (256, 64), (320, 64), (384, 64), (448, 64), (512, 93)]
+        >>> row_blocks(100, 522, 558)
+        [(0, 100)]
+    """
+    rows = rows_per_unit(n, k)
+    units = m // rows
+    if units < 2:
+        return [(0, m)]
+    return [(u * rows, rows if u < units - 1 else m - u * rows) for u in range(units)]
 
 
 class SerialBlas(Step):
@@ -149,29 +184,45 @@ class _Batches:
 
 class _Rows:
     """Units of `rows` rows of C, one gemm each; the last unit runs to the end, so every unit
-    starts at a multiple of ROW_ALIGN and the last ends where the product does."""
+    starts at a multiple of ROW_ALIGN and the last ends where the product does (row_blocks).
+    In a dynamic version m, and rows per unit when n or k holds N, are computed when the code
+    runs, by the specialized version's formulas."""
 
-    def __init__(self, step: Gemm, rows: int):
-        self.step, self.rows, self.total = step, rows, step.m
+    def __init__(self, step: Gemm):
+        self.step, self.total = step, step.m
         self.elements = _elements(_work(step))
-        if is_symbolic(step.m):  # counted when the code runs (run_time_units)
+        row_work = step.n * step.k
+        self.rows = None if is_symbolic(row_work) else rows_per_unit(step.n, step.k)
+        if is_symbolic(step.m) or self.rows is None:  # counted when the code runs (run_time_units)
             self.units = None
         else:
-            self.units = step.m // rows
+            self.units = step.m // self.rows
+
+    def rows_value(self, k):
+        """Rows per unit as an i64 value: ROW_ALIGN * ceil(UNIT_MULADDS / max(1, ROW_ALIGN * n * k))
+        of the run-time n and k, as _per_unit computes it from static ones."""
+        if self.rows is not None:
+            return k.i64(self.rows)
+        b = k.b
+        work = b.mul(k.i64(ROW_ALIGN), k.i64(self.step.n * self.step.k))
+        work = parallel._max(k, work, 1)
+        per_unit = b.udiv(b.add(k.i64(UNIT_MULADDS), b.sub(work, k.i64(1))), work)
+        return b.mul(per_unit, k.i64(ROW_ALIGN))
 
     def run_time_units(self, k):
-        """max(1, m // rows) of the run-time m (ParallelStep's count for units=None)."""
+        """max(1, m // rows) of the run-time sizes (ParallelStep's count for units=None)."""
         b = k.b
-        units = b.udiv(k.i64(self.total), k.i64(self.rows))
+        units = b.udiv(k.i64(self.total), self.rows_value(k))
         return b.select(b.icmp_signed("<", units, k.i64(1)), k.i64(1), units)
 
     def emit_units(self, k, first, stop):
         b = k.b
         last = b.sub(self.run_time_units(k), k.i64(1)) if self.units is None else k.i64(self.units - 1)
+        rows = self.rows_value(k)
 
         def call(u):
-            r0 = b.mul(u, k.i64(self.rows))
-            count = b.select(b.icmp_signed("==", u, last), b.sub(k.i64(self.total), r0), k.i64(self.rows))
+            r0 = b.mul(u, rows)
+            count = b.select(b.icmp_signed("==", u, last), b.sub(k.i64(self.total), r0), rows)
             self.step.call(k, [], rows=(r0, count))
 
         dynamic_loop(k, first, stop, 0, self.total, call)

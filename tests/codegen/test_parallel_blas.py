@@ -14,7 +14,7 @@ import pytest
 
 import gradtape as gt
 from gradtape import codegen, runtime
-from gradtape.codegen import blas
+from gradtape.codegen import blas, parallel_blas
 from gradtape.codegen.dynamic import lower_dynamic
 from gradtape.codegen.dynamic_generalize import generalize
 from gradtape.codegen.parallel import BLAS_SERIAL_ENTER, PARALLEL_FOR
@@ -86,15 +86,26 @@ def test_one_large_product_splits_by_rows_and_keeps_its_bits(m, transposed):
     assert PARALLEL_FOR in _lowered(f, a, b)
 
 
-def test_blas_runs_on_one_thread_inside_and_its_count_is_restored():
-    # OpenBLAS's two-thread dgemm rounds differently from its one-thread dgemm at this shape, so
-    # the bits show which one ran: the one-thread call, whatever the count outside.
+@pytest.mark.parametrize("m, calls", [(100, 1), (605, 9)], ids=["whole", "blocks_of_rows"])
+def test_blas_runs_on_one_thread_inside_and_its_count_is_restored(m, calls):
+    # The bits are those of one-thread gemm calls on the product's blocks of rows (row_blocks: the
+    # whole product below two units), and NumPy's a[r0:r1] @ b makes the same cblas_dgemm call.
+    # OpenBLAS's two-thread dgemm rounds differently at this shape, so the bits show which one ran:
+    # the one-thread calls, whatever the count outside. Blocks, not the whole product: a block of
+    # rows need not round as those rows of the whole product do (with OpenBLAS's AVX-512 kernels it
+    # does not), so NumPy's one-thread a @ b can differ from the split product in the last bits.
     rng = np.random.default_rng(3)
-    a, b = rng.standard_normal((605, 558)), rng.standard_normal((558, 522))
+    a, b = rng.standard_normal((m, 558)), rng.standard_normal((558, 522))
+    blocks = parallel_blas.row_blocks(m, 522, 558)
+    assert len(blocks) == calls
+
+    def numpy_calls():
+        return np.concatenate([a[r0:r0 + rows] @ b for r0, rows in blocks])
+
     _set_blas_threads(1)
-    one_thread = a @ b
+    one_thread = numpy_calls()
     _set_blas_threads(2)
-    if np.array_equal(one_thread, a @ b):
+    if np.array_equal(one_thread, numpy_calls()):
         pytest.skip("this OpenBLAS rounds alike on one and two threads here")
     cf = _native(lambda a, b: a @ b, a, b)
     for threads in (1, 2):
@@ -178,6 +189,33 @@ def test_a_dynamic_version_splits_its_products_with_the_specialized_bits(f, shap
         for threads in (1, 2, 3):
             parallel.configure(threads=threads, min_elements=0)
             for g, h in zip(dynamic(x, w), want):
+                assert np.array_equal(g, h), f"n={n}, {threads} threads"
+    assert dynamic.cache_info().compiles == 2
+
+
+def _narrow(x, y):
+    return gt.sum(gt.tanh(x.T @ y))  # (300, N) @ (N, 2), and (300, 2) @ (2, N) in its gradient
+
+
+def test_a_dynamic_version_counts_rows_per_unit_from_n_as_the_specialized_version_does():
+    # A row of these products is few multiply-adds when k (or n) is N, so a specialized version's
+    # unit takes several blocks of 64 rows, fewer as N grows: below N=1024 the product is left
+    # whole, then two units of 128 rows, from N=2048 four of 64. The dynamic version computes
+    # that count from N when it runs. It used to take 64 rows per unit whenever the count held N:
+    # other calls, which round differently wherever a block of rows does not round as the whole
+    # product does (OpenBLAS's AVX-512 kernels), so the bits depended on which version ran.
+    blocks = {n: len(parallel_blas.row_blocks(300, 2, n)) for n in (1023, 1024, 2047, 2048)}
+    assert blocks == {1023: 1, 1024: 2, 2047: 2, 2048: 4}
+    rng = np.random.default_rng(7)
+    dynamic = gt.grad(_narrow, argnums=(0, 1))
+    for n in (500, 600):  # the second size makes the dynamic version
+        dynamic(rng.standard_normal((n, 300)), rng.standard_normal((n, 2)))
+    for n in (700, 1023, 1024, 1300, 2048, 2500):
+        x, y = rng.standard_normal((n, 300)), rng.standard_normal((n, 2))
+        want = gt.grad(_narrow, argnums=(0, 1), dynamic=False)(x, y)
+        for threads in (1, 2):
+            parallel.configure(threads=threads, min_elements=0)
+            for g, h in zip(dynamic(x, y), want):
                 assert np.array_equal(g, h), f"n={n}, {threads} threads"
     assert dynamic.cache_info().compiles == 2
 
