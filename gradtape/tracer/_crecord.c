@@ -1275,6 +1275,30 @@ static size_t recent_slot(PyObject *obj)
     return (size_t)((((size_t)obj >> 4) * 0x9E3779B97F4A7C15ull) >> 54) % RECENT_SIZE;
 }
 
+/* untrack_held(h): take a new Held (held_arrays.py) and its `site` tuple off the collector's lists.
+ * A recording holds one per NumPy array its owner can still write (an LSTM step's two data rows),
+ * and they live as long as the recording: thousands of tracked survivors per long recording,
+ * which set off a full collection about once per recording of ADBench's LSTM over 1,024
+ * characters (13 ms each: it walks the recording). A Held refers to an array, an op, a (code,
+ * offset) pair and a fingerprint of shapes, dtypes and bytes: nothing that can refer back to it,
+ * so it can close no cycle, and its reference count frees it as before. */
+static PyObject *untrack_held(PyObject *module, PyObject *h)
+{
+    if (held_type == NULL || !Py_IS_TYPE(h, held_type)) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.untrack_held takes a Held (after setup)");
+        return NULL;
+    }
+    PyObject *site = PyObject_GetAttrString(h, "site");
+    if (site == NULL)
+        return NULL;
+    if (PyTuple_CheckExact(site) && PyObject_GC_IsTracked(site))
+        PyObject_GC_UnTrack(site);
+    Py_DECREF(site);
+    if (PyObject_GC_IsTracked(h))
+        PyObject_GC_UnTrack(h);
+    Py_RETURN_NONE;
+}
+
 /* forget(recording): drop the entries of a recording being freed (Recording.__del__), before
  * another can be made at its address, where an entry could otherwise pass for one of its own. */
 static PyObject *forget(PyObject *module, PyObject *rec)
@@ -3031,6 +3055,7 @@ static PyMethodDef methods[] = {
      "unread_roots(values): the unread pending values of a freed Recording that something else holds."},
     {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
     {"forget", forget, METH_O, "forget(recording): drop what record remembers of a recording being freed."},
+    {"untrack_held", untrack_held, METH_O, "untrack_held(h): a new Held and its site off the collector's lists."},
     {"setup_bind", setup_bind, METH_O, "setup_bind(names): what bind() uses (dispatch.py calls it)."},
     {"setup_tape", setup_tape, METH_O, "setup_tape(GradientTape): the slots bind reads on a tape (gradient_tape.py calls it)."},
     {"setup", setup, METH_O, "setup(names): the classes, memos and Python helpers record() uses (recording.py calls it)."},

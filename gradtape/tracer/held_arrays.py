@@ -41,6 +41,7 @@ EXACT_BYTES = 1 << 16
 SAMPLES = 256
 
 _INTERNAL = (_GRADTAPE_DIR, _NUMPY_DIR)  # frames that are not the user's
+_untrack = None  # _crecord.untrack_held, once the extension is set up (recording.py)
 
 
 class Held:
@@ -69,7 +70,9 @@ def hold(rec, array: np.ndarray, op):
     held = rec.held
     key = id(array)
     if key not in held and may_change(array):
-        held[key] = Held(array, op, _user_site())
+        h = held[key] = Held(array, op, _user_site())
+        if _untrack is not None:  # it can close no cycle: the collector need not walk it (_crecord.c)
+            _untrack(h)
 
 
 def check(held: dict, reader: str) -> None:

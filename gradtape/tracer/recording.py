@@ -43,6 +43,7 @@ from .c_view import crecord, id_positions, pure_python, slot_table
 from .custom_gradient_op import custom_gradient_p
 from .deferred import PendingTensor
 from .function_key import function_key
+from . import held_arrays
 from .held_arrays import Held, check, hold
 from .tensor import Tensor
 from .variable import Variable
@@ -607,3 +608,6 @@ unread_roots = crecord.unread_roots if record is not Recording.record else all_u
 # What a freed Recording tells the C recorder, which remembers the positions of its latest results
 # by address (_crecord.c, `recent`): nothing when recording in Python.
 forget = crecord.forget if record is not Recording.record else (lambda recording: None)
+# A new Held goes off the collector's lists (it can close no cycle), with the extension set up.
+if record is not Recording.record:
+    held_arrays._untrack = crecord.untrack_held
