@@ -1,5 +1,5 @@
-"""Branch-free polynomial exp, expm1, log, log1p and tanh (and softplus and
-sigmoid built on them), written in LLVM IR.
+"""Branch-free polynomial exp, expm1, log, log1p, log10 and tanh (and softplus
+and sigmoid built on them), written in LLVM IR.
 
 Each routine is straight-line scalar code (no calls but LLVM intrinsics that
 become single AVX2 instructions: fmuladd, fabs, copysign), so the loop
@@ -15,6 +15,9 @@ The methods, in one line each:
 - log:   x = 2^e * z, z in [sqrt(1/2), sqrt(2)), f = z - 1, s = f/(2+f);
          log(x) = e*ln2 + f - f^2/2 + s*(f^2/2 + R(s^2)) (the classic
          atanh form, where R is small so f carries the leading bits exactly).
+- log10: the same split; e*log10(2) + f/ln(10) carried exactly as a sum
+         and its error, plus (log(1 + f) - f)/ln(10): one rounding of the
+         large terms, so log10(10^n) = n exactly (emit_log10).
 - log1p: log of u = 1 + x with the rounding error of that sum, (x-(u-1))/u,
          added back; f = x itself when u needs no rescaling.
 - tanh:  t = expm1(2|x|), tanh(x) = sign(x) * t/(t+2).
@@ -61,6 +64,10 @@ class PolyConstants:
     min_normal: float
     sqrt_half_bits: int  # bit pattern of sqrt(1/2) rounded
     sqrt2_minus_1: float  # log1p's argument above which 1 + x is split as 2 * (1 + f)
+    log10_2_hi: float  # e * log10_2_hi is exact for every exponent e of the format
+    log10_2_lo: float  # log10(2) - log10_2_hi
+    ivln10_hi: float  # 1/ln(10) rounded
+    ivln10_lo: float  # 1/ln(10) - ivln10_hi
 
 
 F64 = PolyConstants(
@@ -99,6 +106,10 @@ F64 = PolyConstants(
     min_normal=2.2250738585072014e-308,
     sqrt_half_bits=0x3FE6A09E667F3BCD,
     sqrt2_minus_1=0.41421356237309503,
+    log10_2_hi=0.3010299956640665,  # 0x1.34413509f8p-2: 40 significant bits, |e| <= 1075 needs 11
+    log10_2_lo=-8.532344317057107e-14,
+    ivln10_hi=0.4342944819032518,
+    ivln10_lo=1.098319650216765e-17,
 )
 
 F32 = PolyConstants(
@@ -123,6 +134,10 @@ F32 = PolyConstants(
     min_normal=1.1754943508222875e-38,
     sqrt_half_bits=0x3F3504F3,
     sqrt2_minus_1=0.41421353816986084,  # rounded down in float32
+    log10_2_hi=0.301025390625,  # 0x1.344p-2: 15 significant bits, |e| <= 150 needs 8
+    log10_2_lo=4.605039066518657e-06,
+    ivln10_hi=0.4342944920063019,
+    ivln10_lo=-1.0103049952192578e-08,
 )
 
 
@@ -249,17 +264,62 @@ def _log_kernel(ops: FloatOps, k: PolyConstants, e, f, tail):
     return ops.fma(e, ops.c(k.ln2_hi), y_low)
 
 
-def emit_log(ops: FloatOps, x):
-    k = constants_for(ops)
+def _split_positive(ops: FloatOps, k: PolyConstants, x):
+    """x = 2^e * (1 + f), f in [sqrt(1/2) - 1, sqrt(2) - 1) exactly, for positive
+    finite x, subnormals included (they are scaled up into the normals first)."""
     subnormal = ops.lt(x, ops.c(k.min_normal))
     xs = ops.select(subnormal, ops.mul(x, ops.c(2.0**ops.mant_bits)), x)
     e, z = _split_exponent(ops, k, xs)
     e = ops.add(e, ops.select(subnormal, ops.c(-float(ops.mant_bits)), ops.c(0.0)))
-    y = _log_kernel(ops, k, e, ops.sub(z, ops.c(1.0)), ops.c(0.0))
+    return e, ops.sub(z, ops.c(1.0))
+
+
+def _log_special_values(ops: FloatOps, x, y):
+    """y for positive finite x; +inf and NaN pass through, log(0) = -inf, log(< 0) = NaN."""
     inf = float("inf")
-    y = ops.select(ops.lt(x, ops.c(inf)), y, x)  # +inf and NaN pass through
+    y = ops.select(ops.lt(x, ops.c(inf)), y, x)
     special = ops.select(ops.eq(x, ops.c(0.0)), ops.c(-inf), ops.c(float("nan")))
     return ops.select(ops.gt(x, ops.c(0.0)), y, special)
+
+
+def emit_log(ops: FloatOps, x):
+    k = constants_for(ops)
+    e, f = _split_positive(ops, k, x)
+    return _log_special_values(ops, x, _log_kernel(ops, k, e, f, ops.c(0.0)))
+
+
+def emit_log10(ops: FloatOps, x):
+    """log10(x) = e*log10(2) + log10(1 + f), with x = 2^e (1 + f) as for log.
+
+    Scaling log(x) by 1/ln(10) would round twice, and an integer result then
+    comes out an ULP off (glibc 2.36's AVX-512 log10f gives 3.0000002 for
+    1000, its SSE/AVX2 log10 7.000000000000001 for 1e7). Here the large
+    terms are kept exact and summed once: e*log10_2_hi is exact (Cody-Waite
+    constant), f*ivln10_hi is a rounded product p plus its exact error
+    (fma_exact), and the sum a + p is a rounded s plus its exact error
+    (Fast2Sum: |a| >= 0.30 > 0.18 >= |p| unless e = 0, when s = p). All the
+    rest, log(1 + f) - f = c (|c| <= f^2/2, a few of its own ULPs off) times
+    1/ln(10), and the low parts of the constants, is below a fifth of the
+    result and goes into one small correction. Its error is then far below
+    half an ULP of an integer result, so log10(10^n) is exactly n, and
+    elsewhere the result is rounded about once.
+    """
+    k = constants_for(ops)
+    e, f = _split_positive(ops, k, x)
+    s = ops.div(f, ops.add(ops.c(2.0), f))
+    z = ops.mul(s, s)
+    r = ops.mul(z, ops.poly(z, k.log_t))
+    hfsq = ops.mul(ops.mul(ops.c(0.5), f), f)
+    c = ops.fma(s, ops.add(hfsq, r), ops.b.fneg(hfsq))  # log(1 + f) - f
+    p = ops.mul(f, ops.c(k.ivln10_hi))
+    p_err = ops.fma_exact(f, ops.c(k.ivln10_hi), ops.b.fneg(p))
+    a = ops.mul(e, ops.c(k.log10_2_hi))
+    total = ops.add(a, p)
+    total_err = ops.sub(p, ops.sub(total, a))
+    low = ops.fma(e, ops.c(k.log10_2_lo), ops.add(p_err, total_err))
+    low = ops.fma(f, ops.c(k.ivln10_lo), low)
+    low = ops.fma(c, ops.c(k.ivln10_hi), low)
+    return _log_special_values(ops, x, ops.add(total, low))
 
 
 def emit_log1p(ops: FloatOps, x):

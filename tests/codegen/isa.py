@@ -8,7 +8,11 @@ default) what it has, never assume this machine's vector width:
 - an AVX2 target uses VEX-encoded instructions (`vaddpd`) on ymm;
 - an AVX-512 target may use ymm or zmm: LLVM prefers 256-bit vectors on
   some AVX-512 CPUs (most Intel cores) and 512-bit on others (AMD Zen 4/5),
-  so both count as wide.
+  so both count as wide;
+- a target named by an LLVM CPU name (GRADTAPE_CPU=haswell, skylake-avx512)
+  is compiled by LLVM with all of that CPU's features, but gradtape cannot
+  list them and assumes only SSE2 (codegen.cpu): its registers may be of
+  any width and its instructions of either encoding.
 """
 from __future__ import annotations
 
@@ -17,9 +21,17 @@ import re
 from gradtape.codegen import cpu
 
 
+def _features_listed() -> bool:
+    """False for a target given by an LLVM CPU name: `known` is then a floor, not its features."""
+    target = cpu.current()
+    return bool(target.features) or target.name in cpu.LEVELS
+
+
 def wide_registers() -> str:
     """A regex alternative of the widest vector registers the target's loops may use."""
     target = cpu.current()
+    if not _features_listed():
+        return "[xyz]mm"
     if target.has("avx512f"):
         return "[yz]mm"
     if target.has("avx2"):
@@ -28,7 +40,10 @@ def wide_registers() -> str:
 
 
 def vex_prefix() -> str:
-    """'v' when the target encodes SIMD instructions with VEX/EVEX (AVX and later), else ''."""
+    """'v' when the target encodes SIMD instructions with VEX/EVEX (AVX and later), else ''
+    ('v?', either, for a target given by an LLVM CPU name)."""
+    if not _features_listed():
+        return "v?"
     return "v" if cpu.current().has("avx") else ""
 
 

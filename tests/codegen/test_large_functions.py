@@ -24,6 +24,7 @@ POLYNOMIALS = {
     "expm1": (gt.expm1, np.expm1, (-40.0, 40.0)),
     "log": (gt.log, np.log, (1e-300, 1e300)),
     "log1p": (gt.log1p, np.log1p, (-0.999, 1e10)),
+    "log10": (gt.log10, np.log10, (1e-300, 1e300)),
     "tanh": (gt.tanh, np.tanh, (-30.0, 30.0)),
     "softplus": (gt.softplus, lambda v: np.logaddexp(0.0, v), (-50.0, 50.0)),
     "sigmoid": (gt.sigmoid, special.expit, (-50.0, 50.0)),
