@@ -596,6 +596,7 @@ def _accelerated():
     crecord.setup(_crecord_names())
     if pure_python:
         return Recording.record
+    crecord.fast_dealloc()  # PendingTensors freed by _crecord.c (a long recording's thousands at once)
     return crecord.record
 
 

@@ -1,0 +1,107 @@
+"""Freeing PendingTensors (_crecord.c's pending_dealloc, in CPython's generic deallocator's place):
+every slot released once, weak references cleared and their callbacks run, chains of any
+depth freed without recursion, subclasses freed by their own deallocator then this one."""
+import gc
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import gradtape as gt
+from gradtape.tracer import c_view
+from gradtape.tracer.deferred import PendingTensor
+
+if c_view.crecord is None:
+    pytest.skip("the C extension is not built (pure-Python install)", allow_module_level=True)
+
+
+class Marker:
+    """An object whose references are counted and whose freeing is seen (a weak reference)."""
+
+
+def _pending(args, params=None):
+    from gradtape.ir.ops.elementwise import neg_p
+    from gradtape.ir.types import TensorType
+    return PendingTensor(neg_p, args, params if params is not None else {}, TensorType((2,), np.dtype(np.float64)))
+
+
+def test_every_slot_is_released_once():
+    args, params, marker = (np.ones(2),), {"m": Marker()}, Marker()
+    before = (sys.getrefcount(args), sys.getrefcount(params), sys.getrefcount(marker))
+    t = _pending(args, params)
+    t._forced = marker
+    t._sym = None
+    del t
+    assert (sys.getrefcount(args), sys.getrefcount(params), sys.getrefcount(marker)) == before
+
+
+def test_weak_references_are_cleared_and_their_callbacks_run():
+    t = _pending((np.ones(2),))
+    seen = []
+    r = weakref.ref(t, lambda ref: seen.append(ref))
+    del t
+    assert r() is None and seen == [r]
+
+
+def test_a_callback_freeing_more_pending_values_while_one_is_freed():
+    keep = [_pending((np.ones(2),)) for _ in range(50)]
+    probes = [weakref.ref(k) for k in keep]
+    t = _pending((np.ones(2),))
+    r = weakref.ref(t, lambda ref: keep.clear())  # frees 50 others from inside t's freeing
+    del t
+    assert r() is None and all(p() is None for p in probes)
+
+
+def test_a_chain_deeper_than_the_c_stack_is_freed():
+    x = gt.constant(np.ones(2))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(200_000):
+            y = -y
+    assert type(y) is PendingTensor
+    first = weakref.ref(tape._tape.values[1])
+    del tape
+    assert first() is not None  # y's chain holds it
+    del y
+    assert first() is None
+
+
+def test_a_subclass_is_freed_with_its_own_slots_and_the_base_ones():
+    class Sub(PendingTensor):
+        __slots__ = ("extra",)
+
+    marker, in_args = Marker(), Marker()
+    from gradtape.ir.ops.elementwise import neg_p
+    from gradtape.ir.types import TensorType
+    s = Sub(neg_p, (in_args,), {}, TensorType((2,), np.dtype(np.float64)))
+    s.extra = marker
+    refs = (weakref.ref(marker), weakref.ref(in_args), weakref.ref(s))
+    del s, marker, in_args
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+def test_values_stay_right_after_many_recordings_are_freed():
+    """Recordings made and freed in turn (their memory reused) compute what NumPy does."""
+    w = np.linspace(-1, 1, 8)
+    for step in range(20):
+        x = gt.constant(w * (step + 1))
+        with gt.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            for _ in range(50):
+                y = gt.tanh(y) * 1.5
+        want = w * (step + 1)
+        for _ in range(50):
+            want = np.tanh(want) * 1.5
+        np.testing.assert_allclose(y.numpy(), want, rtol=1e-14)
+        del tape, y
+
+
+def test_it_is_in_place_unless_pure_python_is_asked_for():
+    from gradtape.tracer import recording
+    if recording.record is recording.Recording.record:  # GRADTAPE_PURE_PYTHON=1
+        pytest.skip("pure Python recording asked for: CPython frees PendingTensors")
+    assert c_view.crecord.fast_dealloc() is True
