@@ -105,3 +105,24 @@ def test_it_is_in_place_unless_pure_python_is_asked_for():
     if recording.record is recording.Recording.record:  # GRADTAPE_PURE_PYTHON=1
         pytest.skip("pure Python recording asked for: CPython frees PendingTensors")
     assert c_view.crecord.fast_dealloc() is True
+
+
+def test_a_freed_recordings_structure_is_emptied_only_when_nothing_else_holds_it():
+    x = gt.constant(np.ones(2))
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(3000):
+            y = y * 1.0001
+    held = tape._tape.structure
+    entries = list(held)
+    del tape
+    assert held == entries  # still whole: someone else holds it
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        z = x
+        for _ in range(3000):
+            z = z * 1.0001
+    del tape  # its structure emptied as it is freed; the values still compute
+    np.testing.assert_allclose(z.numpy(), y.numpy(), rtol=0)
+    np.testing.assert_allclose(z.numpy(), np.ones(2) * 1.0001 ** 3000, rtol=1e-12)
