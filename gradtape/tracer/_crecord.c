@@ -38,7 +38,7 @@ static PyTypeObject *op_type, *held_type;  /* ir.op.Op, held_arrays.Held */
 /* Slot offsets. */
 static Py_ssize_t off_sym, off_value;  /* Tensor._sym, Tensor._value */
 static Py_ssize_t off_version, off_trainable;  /* Variable */
-static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced;  /* PendingTensor */
+static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced, off_keep;  /* PendingTensor */
 static Py_ssize_t off_var_of, off_info, off_structure, off_values, off_leaves, off_deferred;  /* Recording */
 static Py_ssize_t off_versions, off_literals, off_const_of, off_sources, off_variables, off_snapshots;  /* Recording */
 static Py_ssize_t off_held;  /* Recording */
@@ -986,6 +986,8 @@ static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyO
     SLOT(t, off_params) = params;
     Py_INCREF(Py_None);
     SLOT(t, off_forced) = Py_None;
+    Py_INCREF(Py_None);
+    SLOT(t, off_keep) = Py_None;
     SLOT(t, off_shape) = shape;  /* references handed over */
     SLOT(t, off_dtype) = dtype;
     untrack_if_acyclic(t, op, args, params);
@@ -1644,11 +1646,20 @@ static PyObject **dealloc_stack;
 static Py_ssize_t dealloc_len, dealloc_capacity;
 static int dealloc_draining;
 
+static void release_values(PyObject *values);
+
 static void pending_free_one(PyObject *self)
 {
     PyTypeObject *type = Py_TYPE(self);
     if (PyObject_GC_IsTracked(self))
         PyObject_GC_UnTrack(self);
+    /* a freed recording's values (keep_values): taken first, so that clearing the operands below
+     * frees none of them, then freed in order after this one */
+    PyObject *kept = NULL;
+    if (off_keep > 0 && Py_TYPE(self) == pending_type) {
+        kept = *(PyObject **)((char *)self + off_keep);
+        *(PyObject **)((char *)self + off_keep) = NULL;
+    }
     /* the list is a slot (Python 3.11), or before the object (3.12 and later: a negative offset;
      * PyObject_ClearWeakRefs finds it, and returns at once when it is empty) */
     Py_ssize_t weaklist = dealloc_type->tp_weaklistoffset;
@@ -1658,6 +1669,8 @@ static void pending_free_one(PyObject *self)
         Py_CLEAR(*(PyObject **)((char *)self + cleared_offsets[i]));
     type->tp_free(self);
     Py_DECREF(type);  /* instances of a heap type hold a reference to it */
+    if (kept != NULL && kept != Py_None)
+        release_values(kept);
 }
 
 static void pending_dealloc(PyObject *self)
@@ -1739,6 +1752,7 @@ static const struct {
     {"PendingTensor.shape", &off_shape}, {"PendingTensor.dtype", &off_dtype},
     {"PendingTensor._op", &off_op},      {"PendingTensor._args", &off_args},
     {"PendingTensor._params", &off_params}, {"PendingTensor._forced", &off_forced},
+    {"PendingTensor._keep", &off_keep},
     {"Recording.var_of", &off_var_of},   {"Recording.info", &off_info},
     {"Recording.structure", &off_structure}, {"Recording.values", &off_values},
     {"Recording.leaves", &off_leaves},   {"Recording.deferred", &off_deferred},
@@ -2301,7 +2315,13 @@ static PyObject *force(PyObject *module, PyObject *root)
             goto fail;
     }
     Py_DECREF(stack);
-    return Py_NewRef(SLOT(root, off_forced));
+    PyObject *out = Py_NewRef(SLOT(root, off_forced));
+    PyObject *kept = SLOT(root, off_keep);  /* computed: what a freed recording left to it may go */
+    if (kept != NULL && kept != Py_None) {
+        SLOT(root, off_keep) = Py_NewRef(Py_None);
+        release_values(kept);
+    }
+    return out;
 fail:
     Py_XDECREF(stack);
     return NULL;
@@ -2387,6 +2407,74 @@ static void release_structure(PyObject *rec)
         Py_DECREF(items[i]);
     }
     PyMem_Free(items);
+}
+
+/* Free a freed Recording's values list (the reference handed in), last value first, asking for
+ * the values some ahead. A value is freed when its slot is cleared, as those that read it were
+ * made after it and went before (the deallocator frees it at once, not from a stack: each is
+ * freed while the walk is still near it). Freeing the chain of a kept loss through its operands
+ * instead went from reader to operand, one memory wait at a time. */
+static void release_values(PyObject *values)
+{
+    if (!PyList_CheckExact(values) || Py_REFCNT(values) != 1) {
+        Py_DECREF(values);
+        return;
+    }
+    PyListObject *list = (PyListObject *)values;
+    PyObject **items = list->ob_item;
+    Py_ssize_t n = Py_SIZE(list);
+    list->ob_item = NULL;  /* empty before any value is freed */
+    Py_SET_SIZE(list, 0);
+    list->allocated = 0;
+    Py_DECREF(values);
+    int draining = dealloc_draining;
+    dealloc_draining = 0;  /* each value freed at once (pending_dealloc drains what it defers) */
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        if (i >= UNREAD_AHEAD) {
+            PyObject *ahead = items[i - UNREAD_AHEAD];
+            PREFETCH(ahead);
+            PREFETCH((char *)ahead + 64);
+        }
+        if (i >= UNREAD_AHEAD / 2) {
+            PyObject *near = items[i - UNREAD_AHEAD / 2];
+            if (Py_IS_TYPE(near, pending_type) && SLOT(near, off_args) != NULL)
+                PREFETCH(SLOT(near, off_args));
+        }
+        Py_XDECREF(items[i]);
+    }
+    dealloc_draining = draining;
+    PyMem_Free(items);
+}
+
+/* keep_values(recording, roots): a Recording being freed (its __del__) hands its values list to
+ * its last value when that is the one root (`unread_roots`: the one unread value something else
+ * holds; a kept loss), which then frees them in the order they were made (release_values), and
+ * when it is computed. Only for a long recording whose list nothing else holds, with this file's
+ * deallocator in place; the root's own slot in the list becomes None (the list must not hold what
+ * holds it; no value before it reads it), and the root is tracked by the collector, so that
+ * anything reaching it again from the list is still a cycle it sees. */
+static PyObject *keep_values(PyObject *module, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2 || recording_type == NULL || !PyObject_TypeCheck(argv[0], recording_type) || !PyList_Check(argv[1])) {
+        PyErr_SetString(PyExc_TypeError, "_crecord.keep_values(recording, roots)");
+        return NULL;
+    }
+    PyObject *rec = argv[0], *roots = argv[1];
+    PyObject *values = SLOT(rec, off_values);
+    if (dealloc_type != pending_type || off_keep <= 0 || values == NULL || !PyList_CheckExact(values) ||
+        Py_REFCNT(values) != 1 || PyList_GET_SIZE(values) < 1024 || PyList_GET_SIZE(roots) != 1)
+        Py_RETURN_NONE;
+    Py_ssize_t last = PyList_GET_SIZE(values) - 1;
+    PyObject *root = PyList_GET_ITEM(values, last);
+    if (PyList_GET_ITEM(roots, 0) != root || !is_unread(root) || SLOT(root, off_keep) != Py_None)
+        Py_RETURN_NONE;
+    if (!PyObject_GC_IsTracked(root))
+        PyObject_GC_Track(root);
+    PyList_SET_ITEM(values, last, Py_NewRef(Py_None));
+    Py_DECREF(root);  /* the list's reference (roots and its holder keep it alive) */
+    SLOT(root, off_keep) = Py_NewRef(values);
+    Py_DECREF(Py_None);  /* the slot's None */
+    Py_RETURN_NONE;
 }
 
 /* unread_roots(values): the unread PendingTensors of a freed Recording's `values` that something
@@ -3225,6 +3313,8 @@ static PyMethodDef methods[] = {
      "unread_roots(values): the unread pending values of a freed Recording that something else holds."},
     {"force", force, METH_O, "force(pending): deferred._force in C: compute it and the pending values it reads."},
     {"forget", forget, METH_O, "forget(recording): drop what record remembers of a recording being freed."},
+    {"keep_values", (PyCFunction)(void (*)(void))keep_values, METH_FASTCALL,
+     "keep_values(recording, roots): a freed Recording's values to its kept last value (see _crecord.c)."},
     {"fast_dealloc", fast_dealloc, METH_NOARGS,
      "fast_dealloc(): free PendingTensors with this file's deallocator; True when it is in place."},
     {"untrack_held", untrack_held, METH_O, "untrack_held(h): a new Held and its site off the collector's lists."},

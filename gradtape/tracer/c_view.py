@@ -54,6 +54,7 @@ SLOTS = {
         "_args": (None, "the operands, set"),
         "_params": (dict, "the params, set"),
         "_forced": (None, "None until computed: set to None"),
+        "_keep": (None, "None, or a freed Recording's values list: set to None, set by keep_values, read when freed"),
     },
     "Recording": {
         "var_of": (id_positions, "id(tensor) -> position: looked up and extended"),

@@ -71,7 +71,10 @@ class PendingTensor(Tensor):
 
     # shape and dtype are plain attributes here, not Tensor's properties:
     # front ends read them on every op.
-    __slots__ = ("shape", "dtype", "_op", "_args", "_params", "_forced")
+    # _keep: a freed Recording's `values`, held by the last value it recorded when that is the
+    # only one something else holds (a kept loss): freed with it, in the order they were made
+    # (_crecord.c, keep_values). None otherwise.
+    __slots__ = ("shape", "dtype", "_op", "_args", "_params", "_forced", "_keep")
 
     def __init__(self, op, args, params, type):
         self._sym = None
@@ -81,6 +84,7 @@ class PendingTensor(Tensor):
         self._args = args
         self._params = params
         self._forced = None
+        self._keep = None
         self.shape = type.shape  # from the op's shape rule
         self.dtype = type.dtype
 
@@ -113,6 +117,7 @@ def _force(root: PendingTensor):
         # staged function's call runs its compiled program: staging/tape_calls.py).
         t._forced = np.asarray(impls.get(t._op, t._op)(*values, **t._params))
         t._args = None  # the operands may now be freed
+    root._keep = None  # computed: what a freed recording left to it may go
     return root._forced
 
 

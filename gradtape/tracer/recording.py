@@ -196,7 +196,9 @@ class Recording:
         # `orphans`, and rebind reaches the rest through their operands.
         try:
             forget(self)
-            orphans.add_all(unread_roots(self.values))
+            roots = unread_roots(self.values)
+            orphans.add_all(roots)
+            keep_values(self, roots)
         except Exception:  # noqa: BLE001  (interpreter shutdown: module globals may be gone)
             pass
 
@@ -609,6 +611,9 @@ unread_roots = crecord.unread_roots if record is not Recording.record else all_u
 # What a freed Recording tells the C recorder, which remembers the positions of its latest results
 # by address (_crecord.c, `recent`): nothing when recording in Python.
 forget = crecord.forget if record is not Recording.record else (lambda recording: None)
+# What a freed Recording hands its values to: in C, the kept loss that will free them in the order
+# they were made (_crecord.keep_values); nothing when recording in Python.
+keep_values = crecord.keep_values if record is not Recording.record else (lambda recording, roots: None)
 # A new Held goes off the collector's lists (it can close no cycle), with the extension set up.
 if record is not Recording.record:
     held_arrays._untrack = crecord.untrack_held

@@ -44,7 +44,8 @@ def test_the_extension_refuses_a_declaration_that_is_not_its_own():
     names = recording._crecord_names()
     short = dict(names["slots"])
     del short["Tensor._sym"]
-    with pytest.raises(ValueError, match="has 22 slots, _crecord.c reads 23"):
+    n = len(names["slots"])
+    with pytest.raises(ValueError, match=f"has {n - 1} slots, _crecord.c reads {n}"):
         c_view.crecord.setup(dict(names, slots=short))
     renamed = dict(short)
     renamed["Tensor._symbol"] = (Tensor, "_sym")

@@ -126,3 +126,53 @@ def test_a_freed_recordings_structure_is_emptied_only_when_nothing_else_holds_it
     del tape  # its structure emptied as it is freed; the values still compute
     np.testing.assert_allclose(z.numpy(), y.numpy(), rtol=0)
     np.testing.assert_allclose(z.numpy(), np.ones(2) * 1.0001 ** 3000, rtol=1e-12)
+
+
+def _long_loss(x, steps=3000):
+    with gt.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(steps):
+            y = gt.tanh(y) * 1.0001
+        loss = gt.sum(y)
+    return tape, y, loss
+
+
+def _reference(x, steps=3000):
+    y = x
+    for _ in range(steps):
+        y = np.tanh(y) * 1.0001
+    return y
+
+
+def test_a_kept_loss_holds_its_freed_recordings_values_and_frees_them():
+    """A loss kept after its tape is gone: the recording's values go to it (keep_values), stay
+    alive while it is unread, compute right, and are freed when it is computed or freed."""
+    x = gt.constant(np.linspace(-1, 1, 4))
+    tape, y, loss = _long_loss(x)
+    first = weakref.ref(tape._tape.values[1])
+    del y, tape  # the loss alone is held when the recording goes
+    assert first() is not None
+    from gradtape.tracer import recording
+    if recording.record is not recording.Recording.record:
+        assert isinstance(loss._keep, list) and loss._keep[-1] is None
+    np.testing.assert_allclose(loss.numpy(), _reference(np.linspace(-1, 1, 4)).sum(), rtol=1e-13)
+    assert loss._keep is None and first() is None  # computed: the values went
+
+    tape, y, loss = _long_loss(x)
+    first = weakref.ref(tape._tape.values[1])
+    del y, tape
+    del loss
+    assert first() is None
+
+
+def test_an_intermediate_kept_with_the_loss_stays_right():
+    x = gt.constant(np.linspace(-1, 1, 4))
+    tape, y, loss = _long_loss(x)
+    mid = tape._tape.values[len(tape._tape.values) // 2]
+    del tape
+    want = _reference(np.linspace(-1, 1, 4))
+    del loss  # the values list goes with it: mid (held here) and what it reads stay
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-13)
+    assert mid.numpy().shape == (4,)
+
