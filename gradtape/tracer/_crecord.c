@@ -920,25 +920,28 @@ static int acyclic(PyObject *o, int depth)
  * ADBench's LSTM at 1,024 steps, bench/tape_recording.py). A PendingTensor of an op (not a
  * callable) whose operands and params are `acyclic` can close no cycle, so the collector need
  * not see it: it is freed by its reference count, as before. */
-static void untrack_if_acyclic(PyObject *t, PyObject *op, PyObject *args, PyObject *params)
+static int untrack_if_acyclic(PyObject *t, PyObject *op, PyObject *args, PyObject *params)
 {
     if (op_type == NULL || !Py_IS_TYPE(op, op_type))
-        return;
+        return 0;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(args);
     PyObject **items = PySequence_Fast_ITEMS(args);
     for (Py_ssize_t i = 0; i < n; i++)
         if (!acyclic(items[i], 0))
-            return;
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(params, &pos, &key, &value))
-        if (!acyclic(value, 0))
-            return;
-    if (PyObject_GC_IsTracked(params))
+            return 0;
+    if (PyObject_GC_IsTracked(params)) {  /* (an untracked dict holds nothing the collector tracks) */
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(params, &pos, &key, &value))
+            if (!acyclic(value, 0))
+                return 0;
         PyObject_GC_UnTrack(params);  /* a dict tracks itself again if a tracked value is put in */
+    }
     if (PyObject_GC_IsTracked(args))
         PyObject_GC_UnTrack(args);  /* the operands' tuple or private list: never changed */
-    PyObject_GC_UnTrack(t);
+    if (PyObject_GC_IsTracked(t))
+        PyObject_GC_UnTrack(t);
+    return 1;
 }
 
 /* The shape and dtype of recent result types (ir.TensorType: immutable, and kept alive here),
@@ -970,12 +973,16 @@ static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyO
     PyObject *shape, *dtype;
     if (type_shape_and_dtype(type, &shape, &dtype) < 0)
         return NULL;
-    PyObject *t = pending_type->tp_alloc(pending_type, 0);
+    /* made untracked (tp_alloc would track it, and most are untracked at once: linking it into
+     * the collector's list and out again wrote the headers of its neighbours there), tracked
+     * below when it can lie on a cycle */
+    PyObject *t = (PyObject *)PyObject_GC_New(PyObject, pending_type);
     if (t == NULL) {
         Py_DECREF(shape);
         Py_DECREF(dtype);
         return NULL;
     }
+    memset((char *)t + sizeof(PyObject), 0, (size_t)pending_type->tp_basicsize - sizeof(PyObject));
     Py_INCREF(Py_None);
     SLOT(t, off_sym) = Py_None;
     Py_INCREF(op);
@@ -990,7 +997,8 @@ static PyObject *new_pending(PyObject *op, PyObject *args, PyObject *params, PyO
     SLOT(t, off_keep) = Py_None;
     SLOT(t, off_shape) = shape;  /* references handed over */
     SLOT(t, off_dtype) = dtype;
-    untrack_if_acyclic(t, op, args, params);
+    if (!untrack_if_acyclic(t, op, args, params))
+        PyObject_GC_Track(t);
     return t;
 }
 
