@@ -15,10 +15,15 @@ Contenders, timed in turn (bench/_timing.py's interleaved_best, thread CPU time)
   value   record, then read the objective's value (`.numpy()`: what NumPy
           computes; the deferred ops run);
   torch   PyTorch eager with requires_grad parameters, forward only (when
-          PyTorch is installed; it is an optional bench extra).
+          PyTorch is installed; it is an optional bench extra);
+  step    a training step's tape: record, then `tape.gradient` of every
+          parameter (the cached plan computes forward and backward natively),
+          then read the loss (which that plan computed);
+  torch step  PyTorch's forward and `backward()`, the loss read.
 
-Ratios are to `numpy`; `/torch` is value over torch. Every contender's objective is
-checked against NumPy's first.
+Ratios are to `numpy` (the forward alone: NumPy has no gradient); `value/torch` is value
+over torch, `step/torch` step over torch step. Every contender's objective is checked
+against NumPy's first, and the step's gradients against PyTorch's.
 """
 from __future__ import annotations
 
@@ -65,11 +70,28 @@ def cases(name):
             loss = objective(tape_module, *watched, *data)
         return loss
 
-    out = {"numpy": lambda: objective(np, *params, *data), "record": record, "value": lambda: record().numpy()}
+    def step():  # a training step's tape: record, then the gradient (forward and backward compiled)
+        with gt.GradientTape() as tape:
+            for p in watched:
+                tape.watch(p)
+            loss = objective(tape_module, *watched, *data)
+        grads = tape.gradient(loss, watched)
+        return loss.numpy(), [g.numpy() for g in grads]  # the loss is read after: the plan computed it
+
+    out = {"numpy": lambda: objective(np, *params, *data), "record": record, "value": lambda: record().numpy(),
+           "step": step}
     if torch is not None:
         tparams = [torch.tensor(p, requires_grad=True) for p in params]
         tdata = [torch.tensor(d) for d in data]
         out["torch"] = lambda: objective(torch, *tparams, *tdata)
+
+        def torch_step():
+            for p in tparams:
+                p.grad = None
+            loss = objective(torch, *tparams, *tdata)
+            loss.backward()
+            return loss.item(), [p.grad.numpy() for p in tparams]
+        out["torch step"] = torch_step
     return out
 
 
@@ -81,6 +103,14 @@ def check(name, fns):
     for k, v in got.items():
         if not np.allclose(v, want, rtol=1e-12, atol=0):
             sys.exit(f"{name}: {k} gives {v}, NumPy {want}")
+    loss, grads = fns["step"]()
+    if not np.allclose(loss, want, rtol=1e-12, atol=0):
+        sys.exit(f"{name}: step's loss is {loss}, NumPy's {want}")
+    if "torch step" in fns:  # the gradients against PyTorch's autograd
+        _, want_grads = fns["torch step"]()
+        for i, (g, w) in enumerate(zip(grads, want_grads)):
+            if not np.allclose(g, w, rtol=1e-9, atol=1e-12):
+                sys.exit(f"{name}: the gradient of parameter {i} differs from PyTorch's")
 
 
 def main():
@@ -91,20 +121,25 @@ def main():
     names = [args.only] if args.only else ["lstm1024", "lstm128", "gmm"]
     if torch is None:
         print("PyTorch is not installed: no torch column (pip install torch)")
-    print(f"{'workload':10s} {'numpy':>10s} {'record':>16s} {'value':>16s} {'torch':>16s} {'value/torch':>11s}")
+    print(f"{'workload':10s} {'numpy':>10s} {'record':>16s} {'value':>16s} {'torch':>16s} {'value/torch':>11s}"
+          f" {'step':>16s} {'torch step':>16s} {'step/torch':>10s}")
     for name in names:
         fns = cases(name)
         check(name, fns)
         for fn in fns.values():  # warm: memos, the first call's imports
             fn()
         calls = 1 if name == "lstm1024" else 3 if name == "lstm128" else 10
-        best = interleaved_best(fns, rounds=args.rounds, calls=calls, clock=time.thread_time)
+        # warmup: each timed run follows an untimed call of the same function, as a loop's steps follow
+        # each other (the call before it was another contender's, which left other memory in the caches)
+        best = interleaved_best(fns, rounds=args.rounds, calls=calls, clock=time.thread_time, warmup=True)
         base = best["numpy"]
 
         def col(k):
             return f"{fmt(best[k])} {best[k] / base:5.2f}x" if k in best else "-"
         vt = f"{best['value'] / best['torch']:10.2f}x" if "torch" in best else "-"
-        print(f"{name:10s} {fmt(base):>10s} {col('record'):>16s} {col('value'):>16s} {col('torch'):>16s} {vt:>11s}")
+        st = f"{best['step'] / best['torch step']:9.2f}x" if "torch step" in best else "-"
+        print(f"{name:10s} {fmt(base):>10s} {col('record'):>16s} {col('value'):>16s} {col('torch'):>16s} {vt:>11s}"
+              f" {col('step'):>16s} {col('torch step'):>16s} {st:>10s}")
 
 
 if __name__ == "__main__":
