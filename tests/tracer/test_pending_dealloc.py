@@ -53,13 +53,18 @@ def test_a_callback_freeing_more_pending_values_while_one_is_freed():
     assert r() is None and all(p() is None for p in probes)
 
 
-def test_a_chain_deeper_than_the_c_stack_is_freed():
-    x = gt.constant(np.ones(2))
+def _chain(x, steps, step):
+    """(tape, y): `y = step(y)` recorded `steps` times from watched x."""
     with gt.GradientTape() as tape:
         tape.watch(x)
         y = x
-        for _ in range(200_000):
-            y = -y
+        for _ in range(steps):
+            y = step(y)
+    return tape, y
+
+
+def test_a_chain_deeper_than_the_c_stack_is_freed():
+    tape, y = _chain(gt.constant(np.ones(2)), 200_000, lambda y: -y)
     assert type(y) is PendingTensor
     first = weakref.ref(tape._tape.values[1])
     del tape
@@ -109,31 +114,20 @@ def test_it_is_in_place_unless_pure_python_is_asked_for():
 
 def test_a_freed_recordings_structure_is_emptied_only_when_nothing_else_holds_it():
     x = gt.constant(np.ones(2))
-    with gt.GradientTape() as tape:
-        tape.watch(x)
-        y = x
-        for _ in range(3000):
-            y = y * 1.0001
+    tape, y = _chain(x, 3000, lambda y: y * 1.0001)
     held = tape._tape.structure
     entries = list(held)
     del tape
     assert held == entries  # still whole: someone else holds it
-    with gt.GradientTape() as tape:
-        tape.watch(x)
-        z = x
-        for _ in range(3000):
-            z = z * 1.0001
+    tape, z = _chain(x, 3000, lambda y: y * 1.0001)
     del tape  # its structure emptied as it is freed; the values still compute
     np.testing.assert_allclose(z.numpy(), y.numpy(), rtol=0)
     np.testing.assert_allclose(z.numpy(), np.ones(2) * 1.0001 ** 3000, rtol=1e-12)
 
 
 def _long_loss(x, steps=3000):
-    with gt.GradientTape() as tape:
-        tape.watch(x)
-        y = x
-        for _ in range(steps):
-            y = gt.tanh(y) * 1.0001
+    tape, y = _chain(x, steps, lambda y: gt.tanh(y) * 1.0001)
+    with tape:  # (a tape records again when re-entered)
         loss = gt.sum(y)
     return tape, y, loss
 
