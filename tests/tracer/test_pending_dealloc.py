@@ -170,3 +170,18 @@ def test_an_intermediate_kept_with_the_loss_stays_right():
     np.testing.assert_allclose(y.numpy(), want, rtol=1e-13)
     assert mid.numpy().shape == (4,)
 
+
+
+def test_a_kept_loss_still_reads_what_its_operands_were_after_they_are_assigned():
+    """t[i] = v on a tensor a kept loss's chain read (rebind.py through `orphans`): the loss
+    computes with the tensor as it was when recorded, the values list kept or not."""
+    start = np.linspace(-1, 1, 4)
+    x = gt.constant(start.copy())
+    tape, y, loss = _long_loss(x)
+    del y, tape
+    from gradtape.tracer import recording
+    if recording.record is not recording.Recording.record:
+        assert isinstance(loss._keep, list)
+    x[0] = 5.0
+    np.testing.assert_allclose(loss.numpy(), _reference(start).sum(), rtol=1e-13)
+    assert x.numpy()[0] == 5.0
