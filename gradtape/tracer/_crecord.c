@@ -34,11 +34,13 @@ static PyObject *signatures_memo, *types_memo, *literals_memo;  /* recording._si
 static PyObject *py_record, *py_signature, *py_type_of, *constant_kind, *variable_kind, *float64_dtype, *int64_dtype;
 static PyObject *py_watch_integer_variable, *py_hold;
 static PyTypeObject *op_type, *held_type;  /* ir.op.Op, held_arrays.Held */
+static PyObject *internal_dirs, *held_exact_bytes;  /* held_arrays._INTERNAL, held_arrays.EXACT_BYTES */
 
 /* Slot offsets. */
 static Py_ssize_t off_sym, off_value;  /* Tensor._sym, Tensor._value */
 static Py_ssize_t off_version, off_trainable;  /* Variable */
 static Py_ssize_t off_shape, off_dtype, off_op, off_args, off_params, off_forced, off_keep;  /* PendingTensor */
+static Py_ssize_t off_held_array, off_held_op, off_held_site, off_held_fingerprint;  /* Held */
 static Py_ssize_t off_var_of, off_info, off_structure, off_values, off_leaves, off_deferred;  /* Recording */
 static Py_ssize_t off_versions, off_literals, off_const_of, off_sources, off_variables, off_snapshots;  /* Recording */
 static Py_ssize_t off_held;  /* Recording */
@@ -1341,6 +1343,126 @@ static PyObject *operand_position(PyObject *rec, PyObject *var_of, PyObject *a)
     return var_position(var_of, a);
 }
 
+/* --- Holding a NumPy array its owner can still write (held_arrays.py) ----------------------
+ *
+ * `hold` in Python cost about 2.5 us per array in a recording (ADBench's LSTM holds two data
+ * rows per character: a tenth of recording it). `hold_fast` does what held_arrays.hold does for
+ * its common case, step for step: an exact ndarray, writeable itself (so `may_change` is true),
+ * of at most EXACT_BYTES (its fingerprint is its shape, dtype and bytes); anything else is left
+ * to Python. The Held is made with its slots set (as Held.__init__ sets them) and is off the
+ * collector's lists, as `untrack_held` leaves it. tests/tracer/test_modified_arrays.py checks
+ * both paths against in-place writes, and tests/tracer/test_crecord.py the Helds they make. */
+static PyObject *s_flags, *s_writeable, *s_nbytes, *s_tobytes, *s_f_code, *s_f_lasti, *s_f_back, *s_co_filename;
+
+/* held_arrays._user_site: (code, instruction offset) of the innermost frame outside gradtape and
+ * NumPy, or None; the frames' `f_code` and `f_lasti` are read as Python reads them. The frame
+ * running now is the one that called into C (the user's, or a gradtape function's). */
+static PyObject *user_site(void)
+{
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f != NULL) {
+        PyObject *code = PyObject_GetAttr((PyObject *)f, s_f_code);
+        PyObject *filename = code == NULL ? NULL : PyObject_GetAttr(code, s_co_filename);
+        int internal = filename == NULL ? -1 : 0;
+        for (Py_ssize_t i = 0; internal == 0 && i < PyTuple_GET_SIZE(internal_dirs); i++) {
+            Py_ssize_t r = PyUnicode_Tailmatch(filename, PyTuple_GET_ITEM(internal_dirs, i), 0, PY_SSIZE_T_MAX, -1);
+            internal = r < 0 ? -1 : (int)r;
+        }
+        Py_XDECREF(filename);
+        if (internal < 0) {
+            Py_XDECREF(code);
+            Py_DECREF(f);
+            return NULL;
+        }
+        if (!internal) {
+            PyObject *lasti = PyObject_GetAttr((PyObject *)f, s_f_lasti);
+            Py_DECREF(f);
+            PyObject *site = lasti == NULL ? NULL : PyTuple_Pack(2, code, lasti);
+            Py_DECREF(code);
+            Py_XDECREF(lasti);
+            return site;
+        }
+        Py_DECREF(code);
+        PyObject *back = PyObject_GetAttr((PyObject *)f, s_f_back);  /* (PyFrame_GetBack is not in 3.10's Python.h) */
+        Py_DECREF(f);
+        if (back == NULL)
+            return NULL;
+        if (back == Py_None) {
+            Py_DECREF(back);
+            break;
+        }
+        f = (PyFrameObject *)back;
+    }
+    Py_RETURN_NONE;
+}
+
+/* Hold array `a`, which `op` reads, on recording `rec` (held_arrays.hold) when it is the common
+ * case: 1 when done (held now, or already), 0 when Python's hold must decide, -1 on error. */
+static int hold_fast(PyObject *rec, PyObject *a, PyObject *op)
+{
+    if (held_type == NULL || internal_dirs == NULL || !PyTuple_Check(internal_dirs) || held_exact_bytes == NULL ||
+        !PyLong_Check(held_exact_bytes) || off_held_fingerprint <= 0 || !Py_IS_TYPE(a, ndarray_type))
+        return 0;
+    PyObject *held = SLOT(rec, off_held);
+    if (held == NULL || !PyDict_CheckExact(held))
+        return 0;
+    PyObject *key = PyLong_FromVoidPtr(a);
+    if (key == NULL)
+        return -1;
+    int done = -1;
+    PyObject *flags = NULL, *writeable = NULL, *nbytes = NULL, *shape = NULL, *dtype = NULL, *bytes = NULL;
+    PyObject *fingerprint = NULL, *site = NULL, *h = NULL;
+    int has = PyDict_Contains(held, key);
+    if (has != 0) {  /* held already (the first read's fingerprint stays), or an error */
+        done = has < 0 ? -1 : 1;
+        goto end;
+    }
+    if ((flags = PyObject_GetAttr(a, s_flags)) == NULL || (writeable = PyObject_GetAttr(flags, s_writeable)) == NULL)
+        goto end;
+    int w = PyObject_IsTrue(writeable);
+    if (w <= 0) {  /* not writeable itself: whether a base is, Python's may_change says */
+        done = w < 0 ? -1 : 0;
+        goto end;
+    }
+    if ((nbytes = PyObject_GetAttr(a, s_nbytes)) == NULL)
+        goto end;
+    int small = PyObject_RichCompareBool(nbytes, held_exact_bytes, Py_LE);
+    if (small <= 0) {  /* a large one's fingerprint is sampled: Python's */
+        done = small < 0 ? -1 : 0;
+        goto end;
+    }
+    if ((shape = PyObject_GetAttr(a, s_shape)) == NULL || (dtype = PyObject_GetAttr(a, s_dtype)) == NULL ||
+        (bytes = PyObject_CallMethodNoArgs(a, s_tobytes)) == NULL ||
+        (fingerprint = PyTuple_Pack(3, shape, dtype, bytes)) == NULL || (site = user_site()) == NULL ||
+        (h = held_type->tp_alloc(held_type, 0)) == NULL)
+        goto end;
+    SLOT(h, off_held_array) = Py_NewRef(a);
+    SLOT(h, off_held_op) = Py_NewRef(op);
+    SLOT(h, off_held_site) = Py_NewRef(site);
+    SLOT(h, off_held_fingerprint) = Py_NewRef(fingerprint);
+    /* it can close no cycle (see untrack_held) */
+    if (PyTuple_CheckExact(site) && PyObject_GC_IsTracked(site))
+        PyObject_GC_UnTrack(site);
+    if (PyObject_GC_IsTracked(h))
+        PyObject_GC_UnTrack(h);
+    if (PyDict_SetItem(held, key, h) < 0)
+        goto end;
+    done = 1;
+end:
+    Py_DECREF(key);
+    Py_XDECREF(flags);
+    Py_XDECREF(writeable);
+    Py_XDECREF(nbytes);
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(bytes);
+    Py_XDECREF(fingerprint);
+    Py_XDECREF(site);
+    Py_XDECREF(h);
+    return done;
+}
+
 /* `hint`, when not NULL, is the caller's memo of this op's signature for a single operand: NULL
  * or a (type id, signature memo entry) tuple. When the operand's type id is that one (the same
  * object), its entry is used without building the memo's key; otherwise the entry found is
@@ -1434,10 +1556,15 @@ static PyObject *record_impl(PyObject *rec, PyObject *op, PyObject *args, PyObje
             PyObject *p = new_leaf(rec, items[i], items[i], constant_kind);
             if (p == NULL || set_input(info, &o, i, p) < 0)
                 goto done;
-            PyObject *r = PyObject_CallFunctionObjArgs(py_hold, rec, items[i], op, NULL);
-            if (r == NULL)
+            int held_now = hold_fast(rec, items[i], op);
+            if (held_now < 0)
                 goto done;
-            Py_DECREF(r);
+            if (held_now == 0) {
+                PyObject *r = PyObject_CallFunctionObjArgs(py_hold, rec, items[i], op, NULL);
+                if (r == NULL)
+                    goto done;
+                Py_DECREF(r);
+            }
         }
         if (!plain) {
             if (operands_lists(&o, &inputs, &type_ids) < 0)
@@ -1628,6 +1755,8 @@ static const struct {
     {"int64_dtype", &int64_dtype, ANY},
     {"watch_integer_variable", &py_watch_integer_variable, ANY},
     {"hold", &py_hold, ANY},
+    {"internal_dirs", &internal_dirs, ANY},
+    {"held_exact_bytes", &held_exact_bytes, ANY},
     {"Op", (PyObject **)&op_type, CLASS},
     {"Held", (PyObject **)&held_type, CLASS},
 };
@@ -1761,6 +1890,8 @@ static const struct {
     {"PendingTensor._op", &off_op},      {"PendingTensor._args", &off_args},
     {"PendingTensor._params", &off_params}, {"PendingTensor._forced", &off_forced},
     {"PendingTensor._keep", &off_keep},
+    {"Held.array", &off_held_array},     {"Held.op", &off_held_op},
+    {"Held.site", &off_held_site},       {"Held._fingerprint", &off_held_fingerprint},
     {"Recording.var_of", &off_var_of},   {"Recording.info", &off_info},
     {"Recording.structure", &off_structure}, {"Recording.values", &off_values},
     {"Recording.leaves", &off_leaves},   {"Recording.deferred", &off_deferred},
@@ -3354,6 +3485,16 @@ PyMODINIT_FUNC PyInit__crecord(void)
     s_defer_on_every = PyUnicode_InternFromString("_defer_on_every");
     s_checked = PyUnicode_InternFromString("checked");
     s_value = PyUnicode_InternFromString("_value");
+    s_flags = PyUnicode_InternFromString("flags");
+    s_writeable = PyUnicode_InternFromString("writeable");
+    s_nbytes = PyUnicode_InternFromString("nbytes");
+    s_tobytes = PyUnicode_InternFromString("tobytes");
+    s_f_code = PyUnicode_InternFromString("f_code");
+    s_f_lasti = PyUnicode_InternFromString("f_lasti");
+    s_co_filename = PyUnicode_InternFromString("co_filename");
+    s_f_back = PyUnicode_InternFromString("f_back");
+    if (!s_flags || !s_writeable || !s_nbytes || !s_tobytes || !s_f_code || !s_f_lasti || !s_f_back || !s_co_filename)
+        return NULL;
     if (!s_checked || !s_value)
         return NULL;
     if (!s_defer_on_every)

@@ -56,6 +56,12 @@ SLOTS = {
         "_forced": (None, "None until computed: set to None"),
         "_keep": (None, "None, or a freed Recording's values list: set to None, set by keep_values, read when freed"),
     },
+    "Held": {
+        "array": (None, "the array held: set on the Helds C makes (held_arrays.hold's common case)"),
+        "op": (None, "the op that read it: set"),
+        "site": (None, "(code, instruction offset) of the user's line, or None: set"),
+        "_fingerprint": (tuple, "(shape, dtype, bytes): set"),
+    },
     "Recording": {
         "var_of": (id_positions, "id(tensor) -> position: looked up and extended"),
         "info": (list, "per position (type, type id, ...): indexed and appended"),

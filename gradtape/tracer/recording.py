@@ -579,12 +579,13 @@ def in_creation_order(variables: list, watched_integers: dict) -> tuple:
 def _crecord_names() -> dict:
     """What the C accelerator reads and calls (its `setup` takes them by name), with the
     slots it reads (declared in c_view.py)."""
-    classes = dict(Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable)
+    classes = dict(Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, Held=Held)
     return dict(slots=slot_table(classes),
         Recording=Recording, PendingTensor=PendingTensor, Tensor=Tensor, Variable=Variable, ndarray=np.ndarray,
         float64=np.float64, signatures=_signatures, types=_types, literals=_literals, record=Recording.record,
         signature=_signature, type_of=_type_of, CONSTANT=CONSTANT, VARIABLE=VARIABLE, float64_dtype=np.dtype(np.float64),
         watch_integer_variable=Recording.watch_integer_variable, hold=hold, Op=Op, Held=Held,
+        internal_dirs=held_arrays._INTERNAL, held_exact_bytes=held_arrays.EXACT_BYTES,
         # Python ints make int64 Literals only where that is NumPy's default integer
         int64_dtype=np.dtype(np.int64) if np.asarray(0).dtype == np.int64 else None)
 

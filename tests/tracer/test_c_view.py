@@ -7,10 +7,12 @@ import gradtape as gt
 from gradtape.tracer import c_view, recording
 from gradtape.tracer.deferred import PendingTensor
 from gradtape.tracer.recording import Recording
+from gradtape.tracer.held_arrays import Held
 from gradtape.tracer.tensor import Tensor
 from gradtape.tracer.variable import Variable
 
-CLASSES = {"Tensor": Tensor, "Variable": Variable, "PendingTensor": PendingTensor, "Recording": Recording}
+CLASSES = {"Tensor": Tensor, "Variable": Variable, "PendingTensor": PendingTensor, "Recording": Recording,
+           "Held": Held}
 
 needs_c = pytest.mark.skipif(c_view.crecord is None, reason="gradtape was built without its C extension")
 
@@ -28,10 +30,12 @@ def test_each_declared_slot_is_an_object_slot_of_its_class(name, slot, want):
 
 def test_live_objects_hold_what_the_declaration_says():
     w = Variable(np.array([1.0, 2.0]))
+    data = np.array([3.0, 4.0])  # writeable: the recording holds it
     with gt.GradientTape() as tape:
         y = w * 2.0  # deferred on one tape: a PendingTensor
-        gt.sum(y * y)
-    objects = {"Tensor": gt.constant([1.0]), "Variable": w, "PendingTensor": y, "Recording": tape._tape}
+        gt.sum(y * y * data)
+    held = next(iter(tape._tape.held.values()))
+    objects = {"Tensor": gt.constant([1.0]), "Variable": w, "PendingTensor": y, "Recording": tape._tape, "Held": held}
     assert type(y) is PendingTensor and objects["Tensor"]._sym is None
     for name, slot, want in _declared():
         value = getattr(objects[name], slot)

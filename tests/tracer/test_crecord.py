@@ -21,6 +21,7 @@ from gradtape.ir.ops import elementwise, layout
 from gradtape.tracer.trace import make_ir
 from gradtape.ir.ops.indexing import gather_p
 from gradtape.tracer import _crecord, deferred, dispatch, gradient_tape, recording
+from gradtape.tracer import held_arrays as held_arrays_module
 from gradtape.tracer.deferred import PendingTensor, is_pending
 from gradtape.tracer.recording import Recording, in_creation_order
 
@@ -173,7 +174,9 @@ def summary(rec: Recording, outputs):
     info = [e if len(e) == 2 else e[:4] + ({k: _plain(p) for k, p in e[4].items()},) for e in rec.info]
     watched = [(str(v.dtype), v.shape, v.trainable) for v in in_creation_order(rec.variables, rec.watched_integers)]
     # the arrays held for checks (held_arrays.py): which, and for which op
-    held = sorted((h.array.shape, str(h.array.dtype), h.op and h.op.name) for h in rec.held.values())
+    # with their fingerprints and the user's line that recorded them (C holds the common case itself)
+    held = sorted((h.array.shape, str(h.array.dtype), h.op and h.op.name, repr(h._fingerprint),
+                   h.site and held_arrays_module._line(h.site)) for h in rec.held.values())
     return (rec.structure, info, values, rec.leaves, positions, snapshots, rec.deferred, rec.uncacheable,
             sorted(rec.literals), watched, held, operands)
 
