@@ -273,7 +273,7 @@ static PyObject *position_int(Py_ssize_t p)
  * first probe. Recording ADBench's LSTM (bench/tape_recording.py, 60,000 results) spent 7% of
  * its time inserting there, and the ints and the table were a fifth of a recording's memory.
  * This table holds (address, position) pairs in one array, open addressing with linear probing
- * on a multiplicative hash of the address. In Python it is a mapping from int to int (get,
+ * from a slot picked by the address's page and its offset in the page (id_hash). In Python it is a mapping from int to int (get,
  * [], in, pop, setdefault, items, len): what recording.py and rebind.py use of the dict it
  * replaces (without the extension var_of is a dict). It holds no references: a key is only a
  * number, as id() is. */
@@ -412,8 +412,9 @@ static int id_set(IdPositions *m, uintptr_t key, Py_ssize_t position)
     return 0;
 }
 
-/* The key an int stands for (an address), or ID_EMPTY with an error set. A key no address
- * can be (0, 1, negative, too large) is never held: it is reported as absent. */
+/* The key an int stands for (an address) in *out: 0, or -1 with an error set for a key that is
+ * no int. An int no address can be (0, 1, negative, too large) gives ID_EMPTY, which is never
+ * held: it is reported as absent. */
 static int id_key(PyObject *k, uintptr_t *out)
 {
     if (!PyLong_Check(k)) {
@@ -1294,6 +1295,14 @@ static size_t recent_slot(PyObject *obj)
  * characters (13 ms each: it walks the recording). A Held refers to an array, an op, a (code,
  * offset) pair and a fingerprint of shapes, dtypes and bytes: nothing that can refer back to it,
  * so it can close no cycle, and its reference count frees it as before. */
+static void held_off_the_collector(PyObject *h, PyObject *site)
+{
+    if (PyTuple_CheckExact(site) && PyObject_GC_IsTracked(site))
+        PyObject_GC_UnTrack(site);
+    if (PyObject_GC_IsTracked(h))
+        PyObject_GC_UnTrack(h);
+}
+
 static PyObject *untrack_held(PyObject *module, PyObject *h)
 {
     if (held_type == NULL || !Py_IS_TYPE(h, held_type)) {
@@ -1303,11 +1312,8 @@ static PyObject *untrack_held(PyObject *module, PyObject *h)
     PyObject *site = PyObject_GetAttrString(h, "site");
     if (site == NULL)
         return NULL;
-    if (PyTuple_CheckExact(site) && PyObject_GC_IsTracked(site))
-        PyObject_GC_UnTrack(site);
+    held_off_the_collector(h, site);
     Py_DECREF(site);
-    if (PyObject_GC_IsTracked(h))
-        PyObject_GC_UnTrack(h);
     Py_RETURN_NONE;
 }
 
@@ -1441,11 +1447,7 @@ static int hold_fast(PyObject *rec, PyObject *a, PyObject *op)
     SLOT(h, off_held_op) = Py_NewRef(op);
     SLOT(h, off_held_site) = Py_NewRef(site);
     SLOT(h, off_held_fingerprint) = Py_NewRef(fingerprint);
-    /* it can close no cycle (see untrack_held) */
-    if (PyTuple_CheckExact(site) && PyObject_GC_IsTracked(site))
-        PyObject_GC_UnTrack(site);
-    if (PyObject_GC_IsTracked(h))
-        PyObject_GC_UnTrack(h);
+    held_off_the_collector(h, site);  /* it can close no cycle (see untrack_held) */
     if (PyDict_SetItem(held, key, h) < 0)
         goto end;
     done = 1;
