@@ -6,6 +6,7 @@ from .errors import (ArrayModifiedError, ConcretizationError, ConstantConversion
                      UnsupportedNumPyFunction)
 from .forward_accumulator import ForwardAccumulator
 from .gradient_tape import GradientTape, UnconnectedGradients
+from . import value_plans  # noqa: F401  (reads a repeating recording's value with a compiled plan)
 from .tensor import Tensor
 from .variable import Variable
 from .trace import make_ir, trace

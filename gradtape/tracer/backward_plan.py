@@ -56,9 +56,10 @@ class BackwardPlan:
 
     Args:
       parts: a backward.BackwardParts built from one recording.
+      compile_after: compiled in its compile_after-th run (`compile_after_runs` when None).
     """
 
-    def __init__(self, parts):
+    def __init__(self, parts, compile_after: int | None = None):
         taps = parts.taps
         invars = parts.fn.invars
         n_leaves, n_known = len(parts.leaves), len(parts.known)
@@ -100,7 +101,7 @@ class BackwardPlan:
         self.log_label = None  # set by backward_cache when the compile log is on (plan_log.py)
         self._served = None  # with no hook, or nothing to compute (no connected source): interpreted
         if serve is not None and self.fn.outvars:
-            self._served = serve(self.fn, compile_after=compile_after_runs, prepare=_prepared)
+            self._served = serve(self.fn, compile_after=compile_after or compile_after_runs, prepare=_prepared)
 
     def bind(self, rec) -> "BoundBackward":
         """This plan with the forward values of `rec` (a recording of its structure)."""

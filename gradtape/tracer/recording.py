@@ -50,6 +50,10 @@ from .variable import Variable
 from .weak_registry import WeakRegistry
 
 live = WeakRegistry()  # every Recording not yet freed
+latest = None  # a weak reference to the Recording made last (value_plans.py reads its last value)
+# What a freed Recording calls with its unread roots before letting go of its structure: value_plans.stash
+# (which leaves a loss read later what a compiled plan needs), installed when that module is imported.
+stash_remains = None
 orphans = WeakRegistry()  # the unread PendingTensors of Recordings already freed
 
 WATCHED, CONSTANT, VARIABLE = "watched", "constant", "variable"
@@ -154,7 +158,8 @@ class Recording:
     )
 
     def __init__(self):
-        live.add(self)  # t[i] = v retargets the tensors every live recording holds (rebind.py)
+        global latest
+        latest = live.add(self)  # t[i] = v retargets the tensors every live recording holds (rebind.py)
         self.structure = []  # per position (see the module docstring)
         # per position: (TensorType, type id) for a leaf; (TensorType, type id,
         # signature id, op, params) for an op's result (the signature memo's entry)
@@ -195,8 +200,10 @@ class Recording:
         # must still find those that read t (rebind.py), so those that something else holds join
         # `orphans`, and rebind reaches the rest through their operands.
         try:
-            forget(self)
             roots = unread_roots(self.values)
+            if stash_remains is not None:  # (first: `forget` may empty the structure)
+                stash_remains(self, roots)
+            forget(self)
             orphans.add_all(roots)
             keep_values(self, roots)
         except Exception:  # noqa: BLE001  (interpreter shutdown: module globals may be gone)

@@ -25,11 +25,14 @@ class WeakRegistry:
         self._refs = []
         self._compact_at = _MIN_COMPACT
 
-    def add(self, obj) -> None:
+    def add(self, obj) -> weakref.ref:
+        """Add `obj`; returns the weak reference to it."""
         refs = self._refs
-        refs.append(weakref.ref(obj))
+        ref = weakref.ref(obj)
+        refs.append(ref)
         if len(refs) > self._compact_at:
             self._compact()
+        return ref
 
     def add_all(self, objs) -> None:
         """Add every object of the list `objs` (one C loop: a freed Recording adds thousands).
