@@ -32,7 +32,7 @@ from ..ir.batching import vmap
 from ..ir.inline import substitute_inputs
 from ..ir.copy_gather import gather_copies
 from ..ir.reroll import reroll
-from . import backward_cache, tape_stack
+from . import backward_cache, backward_plan, tape_stack
 from .backward_plan import BackwardPlan, gather_gradients, seed_array, stacked_rows
 from .deferred import PendingTensor
 from .dispatch import bind
@@ -226,11 +226,19 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     if unit_seeds:
         how += ("unit seeds",)
     key = (*question.key, how)
+    # A program whose value has been read by a plan (value_plans.py) has repeated: its gradient's
+    # plan, which recomputes the forward, is compiled at its first run.
+    compile_after = 1 if recompute and backward_cache.met(rec) >= compile_after_runs() else None
     plan = backward_cache.lookup(rec, key, lambda: BackwardPlan(
-        BackwardParts(rec, question, batch, recompute, unit_seeds)))
+        BackwardParts(rec, question, batch, recompute, unit_seeds), compile_after))
     if plan is None:
         return Backward(rec, question, batch)
     return plan.bind(rec)
+
+
+def compile_after_runs() -> int:
+    """The run in which a plan is compiled (backward_plan.compile_after_runs, read when used)."""
+    return backward_plan.compile_after_runs
 
 
 def cached_plan(rec: Recording, targets, sources) -> BackwardPlan | None:

@@ -156,6 +156,37 @@ def _in_lru(parts) -> tuple:
     return plan, key
 
 
+# How many times each program's last value was read before a gradient (value_plans.py), by a
+# stand-in for its structure (`stand_in`): a plan is built for such reads only once its program
+# repeats, and a gradient's plan built after them is compiled at once.
+_met: dict = {}
+_MAX_MET = 4096
+
+
+def stand_in(rec) -> tuple:
+    """A key equal for recordings of equal structures, made in constant time. Unequal
+    structures may share it: it only counts meetings; plans are found by the whole structure."""
+    structure = rec.structure
+    n = len(structure)
+    return n, structure[-1], structure[n >> 1], structure[n >> 2], len(rec.leaves)
+
+
+def meet(rec) -> int:
+    """Count one more meeting of `rec`'s program; returns the count (saturating past 255)."""
+    key = stand_in(rec)
+    met = _met.get(key, 0) + 1
+    if met < 256:
+        if len(_met) >= _MAX_MET:
+            _met.clear()
+        _met[key] = met
+    return met
+
+
+def met(rec) -> int:
+    """How many times `meet` counted `rec`'s program."""
+    return _met.get(stand_in(rec), 0)
+
+
 def count(what: str):
     with _lock:
         _counts[what] += 1
@@ -191,6 +222,7 @@ def clear_cache():
     global _recent, _hit_ticks, _ticks_read
     with _lock:
         _plans.clear()
+        _met.clear()
         _recent = None
         for k in _counts:
             _counts[k] = 0

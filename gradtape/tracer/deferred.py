@@ -14,7 +14,8 @@ recorder that tracks an operand (nested tapes, a ForwardAccumulator): its type c
 op's shape rule (so shape errors are raised at the op, as before), its
 value is computed when something reads it (`numpy()`, printing, `float()`,
 an op that is not recorded, ...), by running the pending ops it depends on
-with their NumPy reference implementations. `tape.gradient` never needs
+with their NumPy reference implementations (or, once the recording's program
+repeats, by a compiled plan: value_plans.py). `tape.gradient` never needs
 those values: its backward function recomputes the forward from the
 recording's leaves (backward.py, "recompute"), so forward and backward are
 one compiled, fused function, cached by the recording's structure.

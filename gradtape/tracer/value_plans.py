@@ -50,18 +50,13 @@ from .errors import ArrayModifiedError
 from .recording import Recording
 
 enabled = os.environ.get("GRADTAPE_VALUE_PLANS", "1") != "0"
-# Times a program is met before its last value is read by a plan: a training loop's fifth step,
-# as backward_plan.compile_after_runs compiles a gradient's plan.
+# Times a program is met (its last value read) before that value is read by a plan: a training
+# loop's fifth step, as backward_plan.compile_after_runs compiles a gradient's plan.
 repeats = 5
 # Positions (leaves and ops) below which a recording's value is always computed op by op: a call
 # of native code costs about what a few dozen small NumPy calls do.
 min_positions = 64
 
-# Times each program was met, by a cheap stand-in for its structure (`_sighting`): a recording
-# recorded step by step and read every step (`float(x)` in a Python loop on a tape) has a new
-# length each time, so it is never hashed whole, nor built into a plan.
-_seen: dict = {}
-_MAX_SEEN = 4096
 # id(loss) -> (weak reference to the loss, _Remains of its freed recording): a few, most recent last.
 _remains: dict = {}
 _MAX_REMAINS = 8
@@ -115,15 +110,7 @@ def _sighting(rec) -> bool:
         v = values[q]
         if v.__class__ is PendingTensor and v._forced is not None:
             return False
-    # A stand-in for the structure: equal for equal structures. Unequal ones that share it only
-    # count each other's meetings: the plan is looked up by the whole structure.
-    key = (n, structure[-1], structure[n >> 1], structure[n >> 2], len(rec.leaves))
-    seen = _seen.get(key, 0) + 1
-    if seen <= repeats:
-        if len(_seen) >= _MAX_SEEN:
-            _seen.clear()
-        _seen[key] = seen
-    return seen >= repeats
+    return backward_cache.meet(rec) >= repeats
 
 
 def _leaf_arrays(rec, values, force_pending: bool):

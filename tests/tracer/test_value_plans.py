@@ -19,11 +19,9 @@ N = value_plans.repeats
 def fresh(monkeypatch):
     monkeypatch.setattr(gt.runtime.config, "async_compile", False)
     backward_cache.clear_cache()
-    value_plans._seen.clear()
     value_plans._remains.clear()
     yield
     backward_cache.clear_cache()
-    value_plans._seen.clear()
     value_plans._remains.clear()
 
 
@@ -160,3 +158,20 @@ def test_turned_off_every_value_is_computed_op_by_op(monkeypatch):
         np.testing.assert_allclose(loss.numpy(), numpy_objective(w0, x, c)[0], rtol=1e-12)
         assert not is_pending(h)
     assert plans_run() == 0
+
+
+def test_the_gradient_after_a_value_read_by_a_plan_is_native_from_its_first_run():
+    """Reading the loss by a plan leaves the forward uncomputed, so the gradient's plan changes
+    to one that recomputes it: that plan is compiled at once (the program has repeated), not
+    interpreted for its first runs."""
+    for step in range(N + 1):
+        w0, x, c = data(step)
+        w = gt.Variable(w0)
+        with gt.GradientTape() as tape:
+            loss, _ = objective(w, x, gt.constant(c))
+        loss.numpy()
+        want_g = central_differences(lambda v: numpy_objective(v, x, c)[0], w0)
+        np.testing.assert_allclose(tape.gradient(loss, w).numpy(), want_g, rtol=1e-6, atol=1e-9)
+    recomputing = [plan for key, plan in backward_cache._plans.items() if "recompute" in key.parts[1][-1]]
+    assert len(recomputing) == 2  # the value's and the gradient's
+    assert all(plan._served.compiled is not None for plan in recomputing)
