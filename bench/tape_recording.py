@@ -13,7 +13,9 @@ Contenders, timed in turn (bench/_timing.py's interleaved_best, thread CPU time)
   record  the tape's `with` block: every parameter watched, the objective
           recorded (ops are deferred: tracer/deferred.py);
   value   record, then read the objective's value (`.numpy()`: what NumPy
-          computes; the deferred ops run);
+          computes), the tape freed first. The first four reads of a program
+          compute the deferred ops one by one; from the fifth on, a compiled
+          plan computes the value (tracer/value_plans.py);
   torch   PyTorch eager with requires_grad parameters, forward only (when
           PyTorch is installed; it is an optional bench extra);
   step    a training step's tape: record, then `tape.gradient` of every
@@ -36,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gradtape as gt  # noqa: E402
+from gradtape.tracer import value_plans  # noqa: E402
 import gmm_objective as gmm  # noqa: E402
 import lstm_objective as lstm  # noqa: E402
 from _timing import fmt, interleaved_best  # noqa: E402
@@ -97,6 +100,8 @@ def cases(name):
 
 def check(name, fns):
     want = fns["numpy"]()
+    for _ in range(value_plans.repeats - 1):  # read op by op, then (below) by the plan
+        fns["value"]()
     got = {"value": fns["value"]()}
     if "torch" in fns:
         got["torch"] = fns["torch"]().item()

@@ -171,9 +171,9 @@ def stand_in(rec) -> tuple:
     return n, structure[-1], structure[n >> 1], structure[n >> 2], len(rec.leaves)
 
 
-def meet(rec) -> int:
-    """Count one more meeting of `rec`'s program; returns the count (saturating past 255)."""
-    key = stand_in(rec)
+def meet(key: tuple) -> int:
+    """Count one more meeting of the program whose `stand_in` is `key`; returns the count
+    (saturating past 255)."""
     met = _met.get(key, 0) + 1
     if met < 256:
         if len(_met) >= _MAX_MET:
@@ -182,9 +182,9 @@ def meet(rec) -> int:
     return met
 
 
-def met(rec) -> int:
-    """How many times `meet` counted `rec`'s program."""
-    return _met.get(stand_in(rec), 0)
+def met(key: tuple) -> int:
+    """How many times `meet` counted the program whose `stand_in` is `key`."""
+    return _met.get(key, 0)
 
 
 def count(what: str):

@@ -57,7 +57,9 @@ repeats = 5
 # of native code costs about what a few dozen small NumPy calls do.
 min_positions = 64
 
-# id(loss) -> (weak reference to the loss, _Remains of its freed recording): a few, most recent last.
+# id(loss) -> (weak reference to the loss, what its freed recording left it): the _Remains a plan
+# reads, or, while the program has not repeated, its stand-in (backward_cache.stand_in), so that
+# reading the loss counts a meeting of it. A few, most recent last.
 _remains: dict = {}
 _MAX_REMAINS = 8
 _HOW = ("recompute", "unit seeds")  # how the plan answers: backward.backward_for's key
@@ -79,26 +81,33 @@ def force(root: PendingTensor):
 
 def _recording_of(root):
     """(recording or a freed one's _Remains, the arrays of its leaves) when `root` is its last
-    value and its program is met often enough to be read by a plan; else None."""
+    value and its program has been read often enough to be read by a plan; else None. Counts
+    the read."""
     if _remains:
         hit = _remains.pop(id(root), None)
         if hit is not None and hit[0]() is root:
-            return hit[1], hit[1].values
+            left = hit[1]
+            if left.__class__ is tuple:  # a stand-in: the program has not repeated yet
+                backward_cache.meet(left)
+                return None
+            backward_cache.meet(backward_cache.stand_in(left))
+            return left, left.values
     ref = recording.latest
     rec = ref() if ref is not None else None
     if rec is not None:
         values = rec.values
-        if values and values[-1] is root and _sighting(rec):
+        if values and values[-1] is root and _eligible(rec) and \
+                backward_cache.meet(backward_cache.stand_in(rec)) >= repeats:
             arrays = _leaf_arrays(rec, values, force_pending=True)
             if arrays is not None:
                 return rec, arrays
     return None
 
 
-def _sighting(rec) -> bool:
-    """Count one meeting of `rec`'s program; whether it may be read by a plan: it has been met
-    `repeats` times (this one included), is long enough, cacheable, ends in an op, and what
-    it recorded has not been read already (a plan computes all of it again)."""
+def _eligible(rec) -> bool:
+    """Whether reading `rec`'s last value may run a plan, once its program repeats: it is long
+    enough, cacheable, ends in an op, and what it recorded has not been read already (a plan
+    computes all of it again)."""
     structure = rec.structure
     n = len(structure)
     if n < min_positions or rec.uncacheable is not None or backward_plan.serve is None or len(rec.info[-1]) == 2:
@@ -110,7 +119,7 @@ def _sighting(rec) -> bool:
         v = values[q]
         if v.__class__ is PendingTensor and v._forced is not None:
             return False
-    return backward_cache.meet(rec) >= repeats
+    return True
 
 
 def _leaf_arrays(rec, values, force_pending: bool):
@@ -178,27 +187,30 @@ class _Remains(Recording):
 
 def stash(rec: Recording, roots) -> None:
     """From a Recording being freed (its __del__), whose unread values something else holds
-    are `roots`: when its last value is one and its program is met often enough to be read by
-    a plan, leave that value what the plan needs (_Remains), before the recording lets go of it."""
+    are `roots`: when its last value is one, leave it what reading it needs: the program's
+    stand-in to count the read, or, once the program has been read `repeats - 1` times, what a
+    plan computes it from (_Remains). Called before the recording lets go of its structure."""
     values = rec.values
     if not enabled or not roots or not values:
         return
     root = values[-1]
     if root.__class__ is not PendingTensor or not (roots[0] is root or roots[-1] is root) \
-            or root._forced is not None or not _sighting(rec):
+            or root._forced is not None or not _eligible(rec):
         return
-    arrays = _leaf_arrays(rec, values, force_pending=False)
-    if arrays is None:
-        return
-    remains = _Remains.__new__(_Remains)
-    for name in ("structure", "info", "literals", "leaves", "held", "uncacheable", "deferred",
-                 "_vars", "_eqns", "_structure_key"):
-        setattr(remains, name, getattr(rec, name))
-    remains.values, remains.snapshots = arrays, {}
+    key = backward_cache.stand_in(rec)
+    left = key
+    if backward_cache.met(key) >= repeats - 1:  # this read is the repeats-th
+        arrays = _leaf_arrays(rec, values, force_pending=False)
+        if arrays is not None:
+            left = _Remains.__new__(_Remains)
+            for name in ("structure", "info", "literals", "leaves", "held", "uncacheable", "deferred",
+                         "_vars", "_eqns", "_structure_key"):
+                setattr(left, name, getattr(rec, name))
+            left.values, left.snapshots = arrays, {}
     if len(_remains) >= _MAX_REMAINS:  # losses freed unread, or read elsewhere
         for k in [k for k, (ref, _) in _remains.items() if ref() is None] or list(_remains)[:1]:
             del _remains[k]
-    _remains[id(root)] = (weakref.ref(root), remains)
+    _remains[id(root)] = (weakref.ref(root), left)
 
 
 # Installed when imported (by gradtape.tracer, after dispatch.py chose deferred._force).

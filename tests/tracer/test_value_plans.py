@@ -175,3 +175,22 @@ def test_the_gradient_after_a_value_read_by_a_plan_is_native_from_its_first_run(
     recomputing = [plan for key, plan in backward_cache._plans.items() if "recompute" in key.parts[1][-1]]
     assert len(recomputing) == 2  # the value's and the gradient's
     assert all(plan._served.compiled is not None for plan in recomputing)
+
+
+def test_losses_freed_unread_count_no_meeting():
+    """A loop that never reads its loss (a recording dropped, or read by the gradient's plan)
+    leaves each loss only a stand-in, and no plan is built for reads that have not repeated."""
+    w0, x, c = data(4)
+    before = plans_run()
+    for step in range(N + 3):
+        with gt.GradientTape() as tape:
+            tape.watch(w := gt.constant(w0))
+            loss, _ = objective(w, x, gt.constant(c))
+        del tape, loss
+    assert all(left.__class__ is tuple for _, left in value_plans._remains.values())
+    with gt.GradientTape() as tape:
+        tape.watch(w := gt.constant(w0))
+        loss, h = objective(w, x, gt.constant(c))
+    del tape
+    np.testing.assert_allclose(loss.numpy(), numpy_objective(w0, x, c)[0], rtol=1e-12)
+    assert plans_run() == before and not is_pending(h)
