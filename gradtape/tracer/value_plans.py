@@ -38,6 +38,7 @@ to compute every read value op by op.
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 
 import numpy as np
@@ -62,6 +63,7 @@ min_positions = 64
 # reading the loss counts a meeting of it. A few, most recent last.
 _remains: dict = {}
 _MAX_REMAINS = 8
+_refused: set = set()  # stand-ins of programs whose plan failed (a warning said so): op by op
 _HOW = ("recompute", "unit seeds")  # how the plan answers: backward.backward_for's key
 
 fallback = deferred._force  # op by op: the C loop when it is built (dispatch.py), else Python's
@@ -112,6 +114,8 @@ def _eligible(rec) -> bool:
     n = len(structure)
     if n < min_positions or rec.uncacheable is not None or backward_plan.serve is None or len(rec.info[-1]) == 2:
         return False
+    if _refused and backward_cache.stand_in(rec) in _refused:
+        return False
     # Values read before (a loop that reads a value every step): computing what is left op by
     # op costs less. Three positions sample it.
     values = rec.values
@@ -160,11 +164,18 @@ def _planned(rec, arrays, root):
     p = len(rec.structure) - 1
     question = Question.__new__(Question)
     question.targets, question.sources, question.key = [p], [], ((p,), ())
-    plan = backward_cache.lookup(rec, ((p,), (), _HOW), lambda: BackwardPlan(
-        BackwardParts(rec, question, None, recompute=True, unit_seeds=True), compile_after=1))
-    if plan is None:  # the cache is off
+    try:
+        plan = backward_cache.lookup(rec, ((p,), (), _HOW), lambda: BackwardPlan(
+            BackwardParts(rec, question, None, recompute=True, unit_seeds=True), compile_after=1))
+        if plan is None:  # the cache is off
+            return None
+        value = np.asarray(plan.execute(plan.arguments(_Arguments(arrays)))[-1])
+    except Exception as e:  # noqa: BLE001  (a fault of the plan's: the value is still computed, op by op)
+        _refused.add(backward_cache.stand_in(rec))
+        warnings.warn(f"gradtape: computing a recorded value by a compiled plan failed ({type(e).__name__}: {e}); "
+                      "it is computed op by op instead, and so is this program's from now on. Please report this "
+                      "(GRADTAPE_VALUE_PLANS=0 turns these plans off).", RuntimeWarning, stacklevel=3)
         return None
-    value = np.asarray(plan.execute(plan.arguments(_Arguments(arrays)))[-1])
     # As BackwardPlan.keep_values marks a value a plan gave: operands freed, the values it
     # depends on not computed (`()`, not None: backward._recomputes).
     root._forced = value

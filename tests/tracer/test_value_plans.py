@@ -1,6 +1,8 @@
 """A recording's last value read by a compiled plan once its program repeats (value_plans.py):
 the values against NumPy's, the gradients after against finite differences, and what must
 still hold on that path (held arrays checked, `t[i] = v` after the tape, variables assigned)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -194,3 +196,24 @@ def test_losses_freed_unread_count_no_meeting():
     del tape
     np.testing.assert_allclose(loss.numpy(), numpy_objective(w0, x, c)[0], rtol=1e-12)
     assert plans_run() == before and not is_pending(h)
+
+
+def test_a_plan_that_fails_warns_and_the_value_is_computed_op_by_op(monkeypatch):
+    def broken(*args, **kwargs):
+        raise NotImplementedError("a rule this test takes away")
+    monkeypatch.setattr(value_plans, "BackwardParts", broken)
+    monkeypatch.setattr(value_plans, "_refused", set())
+    w0, x, c = data(5)
+    for step in range(N + 2):
+        with gt.GradientTape() as tape:
+            tape.watch(w := gt.constant(w0))
+            loss, _ = objective(w, x, gt.constant(c))
+        if step == N - 1:
+            with pytest.warns(RuntimeWarning, match="computed op by op instead"):
+                value = loss.numpy()
+        else:  # before: no plan yet; after: the program is not tried again
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = loss.numpy()
+            assert not caught
+        np.testing.assert_allclose(value, numpy_objective(w0, x, c)[0], rtol=1e-12)
