@@ -11,26 +11,29 @@ pays that every step:
         print(loss.numpy())               # computed here
         grads = tape.gradient(loss, params)
 
-From the `repeats`-th time a recording of one program (its structure:
-recording.py) ends in an unread value, reading that value runs a plan
-instead: the tape's backward plan for that value and no sources, which
-recomputes the forward from the recording's leaves and returns the value
-(backward.py's "recompute"), in the same cache as tape.gradient's plans
+From the `repeats`-th read of the last value of recordings of one program
+(its structure: recording.py; counted by backward_cache.stand_in), that read
+runs a plan instead: the tape's backward plan for that value and no sources,
+which recomputes the forward from the recording's leaves and returns the
+value (backward.py's "recompute"), in the same cache as tape.gradient's plans
 (backward_cache.py: its hits and misses count these), compiled when it is
-first run. A value met fewer times, or a recording shorter than
-`min_positions`, or a value that is not its recording's last, is computed op
-by op as before: a short chain costs less in NumPy than a call of native code,
-and a program met once must not wait for a compile.
+first run. Earlier reads, reads of a recording shorter than `min_positions` or
+of one whose values were already read in part, and reads of a value that is
+not its recording's last are computed op by op as before: a short chain costs
+less in NumPy than a call of native code, and a program met once must not
+wait for a compile. The gradient taken after such a read recomputes the
+forward too (its values were not computed), by a plan compiled at once.
 
 What it reads: the recording's last value, while the recording is alive (the
-tape's most recently made recording) or after it is freed (a loss kept after
+process's most recently made recording) or after it is freed (a loss kept after
 its tape is gone: the freed recording leaves its structure and the arrays of
 its leaves with the loss, `stash`). Held arrays are checked first
 (ArrayModifiedError, as computing op by op would raise it). The value is
 native code's, which may differ from NumPy's op-by-op result in the last bits,
 as a gradient's plan does from the interpreter's; the choice depends only on
 how often the program was met, never on timing, so a run gives the same bits
-every time. Intermediate values read later are computed op by op.
+every time (with compiles synchronous, the default). Intermediate values read later are computed op by op. A plan that
+fails to build or run warns (RuntimeWarning) and leaves its program op by op.
 
 Set GRADTAPE_VALUE_PLANS=0, or `gradtape.tracer.value_plans.enabled = False`,
 to compute every read value op by op.
