@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import threading
 
 import numpy as np
 
@@ -50,7 +51,9 @@ from .variable import Variable
 from .weak_registry import WeakRegistry
 
 live = WeakRegistry()  # every Recording not yet freed
-latest = None  # a weak reference to the Recording made last (value_plans.py reads its last value)
+# .latest: a weak reference to the Recording this thread made last (value_plans.py reads its last
+# value; per thread, so that no other thread records into it meanwhile, as tapes are per thread).
+made_here = threading.local()
 # What a freed Recording calls with its unread roots before letting go of its structure: value_plans.stash
 # (which leaves a loss read later what a compiled plan needs), installed when that module is imported.
 stash_remains = None
@@ -158,8 +161,7 @@ class Recording:
     )
 
     def __init__(self):
-        global latest
-        latest = live.add(self)  # t[i] = v retargets the tensors every live recording holds (rebind.py)
+        made_here.latest = live.add(self)  # t[i] = v retargets the tensors every live recording holds (rebind.py)
         self.structure = []  # per position (see the module docstring)
         # per position: (TensorType, type id) for a leaf; (TensorType, type id,
         # signature id, op, params) for an op's result (the signature memo's entry)

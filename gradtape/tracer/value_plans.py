@@ -25,7 +25,7 @@ wait for a compile. The gradient taken after such a read recomputes the
 forward too (its values were not computed), by a plan compiled at once.
 
 What it reads: the recording's last value, while the recording is alive (the
-process's most recently made recording) or after it is freed (a loss kept after
+one this thread made last) or after it is freed (a loss kept after
 its tape is gone: the freed recording leaves its structure and the arrays of
 its leaves with the loss, `stash`). Held arrays are checked first
 (ArrayModifiedError, as computing op by op would raise it). The value is
@@ -97,7 +97,7 @@ def _recording_of(root):
                 return None
             backward_cache.meet(backward_cache.stand_in(left))
             return left, left.values
-    ref = recording.latest
+    ref = getattr(recording.made_here, "latest", None)
     rec = ref() if ref is not None else None
     if rec is not None:
         values = rec.values
