@@ -22,6 +22,7 @@ import numpy as np
 import gradtape as gt
 from gradtape import ir
 from gradtape.ir.op import impls, rule
+from gradtape.tracer import value_plans
 
 from . import independent, numpy_reference
 from .generator import WEIGHT_HELPER, Program
@@ -233,6 +234,7 @@ class _Run:
             self.compare("interpreter_vs_numpy", self.value, numpy_value, reference=self.value_ref)
         self.staged()
         self.eager()
+        self.value_plan()
         self.tape_staged()
         self.jvp()
         self.vmap_grad()
@@ -261,6 +263,30 @@ class _Run:
             for i, (g, r) in enumerate(zip(grads, self.grads)):
                 self.compare(f"eager_grad[{i}]", _zeros_if_none(g, r), r, reference=(self.grad_ir, self.args, i),
                              masked_zeros=True)
+
+    def value_plan(self):
+        """The value read from a tape by a compiled plan (tracer/value_plans.py), which a loop
+        meets from its fifth read of a recording of 64 positions or more: here from the first
+        read, however short the recording. A plan that fails warns and computes op by op:
+        the warning is a finding."""
+        with self.path("value_plan"):
+            saved = value_plans.min_positions, value_plans.repeats
+            value_plans.min_positions, value_plans.repeats = 1, 1
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", RuntimeWarning)
+                    xs = [gt.constant(a) for a in self.args]
+                    with gt.GradientTape() as tape:
+                        for x in xs:
+                            tape.watch(x)
+                        y = self.f(*xs)
+                    value = np.asarray(y)
+            finally:
+                value_plans.min_positions, value_plans.repeats = saved
+            for w in caught:
+                if "compiled plan failed" in str(w.message):
+                    self.add("crash:value_plan", str(w.message)[:400])
+            self.compare("value_plan", value, self.value, reference=self.value_ref)
 
     def tape_staged(self):
         staged = gt.differentiable(self.f)
