@@ -228,7 +228,8 @@ def backward_for(rec: Recording, targets, sources, batch: int | None = None, uni
     key = (*question.key, how)
     # A program whose value has been read by a plan (value_plans.py) has repeated: its gradient's
     # plan, which recomputes the forward, is compiled at its first run.
-    compile_after = 1 if recompute and backward_cache.met(backward_cache.stand_in(rec)) >= compile_after_runs() else None
+    repeated = recompute and backward_cache.met(backward_cache.stand_in(rec)) >= compile_after_runs()
+    compile_after = 1 if repeated else None
     plan = backward_cache.lookup(rec, key, lambda: BackwardPlan(
         BackwardParts(rec, question, batch, recompute, unit_seeds), compile_after))
     if plan is None:

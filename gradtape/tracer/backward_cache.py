@@ -168,6 +168,8 @@ def stand_in(rec) -> tuple:
     structures may share it: it only counts meetings; plans are found by the whole structure."""
     structure = rec.structure
     n = len(structure)
+    if not n:
+        return 0, len(rec.leaves)
     return n, structure[-1], structure[n >> 1], structure[n >> 2], len(rec.leaves)
 
 
