@@ -217,3 +217,15 @@ def test_a_plan_that_fails_warns_and_the_value_is_computed_op_by_op(monkeypatch)
                 value = loss.numpy()
             assert not caught
         np.testing.assert_allclose(value, numpy_objective(w0, x, c)[0], rtol=1e-12)
+
+
+def test_the_stand_in_of_a_program_is_made_for_an_empty_recording_too():
+    """backward_cache.stand_in keys the count of meetings: equal for equal structures, empty ones
+    included (a tape that recorded nothing), and apart from a recording of one op."""
+    from gradtape.tracer.recording import Recording
+    assert backward_cache.stand_in(Recording()) == backward_cache.stand_in(Recording())
+    w0, x, c = data(6)
+    with gt.GradientTape() as tape:
+        tape.watch(w := gt.constant(w0))
+        gt.tanh(w)
+    assert backward_cache.stand_in(tape._tape) != backward_cache.stand_in(Recording())
